@@ -1,0 +1,50 @@
+"""The run-time context: everything a node needs that is not state — the LLM, the catalog, the runners, limits.
+
+It reaches nodes as `Runtime[HuggingGraphContext]` (LangGraph's `context_schema`), never through globals, so one
+compiled graph serves many configurations at once. It is not checkpointed: pass it again when resuming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from hugginggraph.graph.checkpoint import default_data_dir
+from hugginggraph.tools.catalog import ModelCard, ModelCatalog
+from hugginggraph.tools.runners.base import ModelRunner
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one run."""
+
+    top_k: int = 5
+    """How many ranked candidates the LLM chooses among (and the executor may fall back to)."""
+    task_timeout_s: float = 300.0
+    """Wall-clock limit for one model call."""
+    attempts_per_model: int = 2
+    """Calls of one model before moving to the next candidate (a model that fails to load gets one)."""
+    description_chars: int = 200
+    """How much of each model description the selection prompt shows."""
+
+
+@dataclass(frozen=True)
+class HuggingGraphContext:
+    """The controller LLM and the expert models of a run."""
+
+    llm: BaseChatModel
+    """The controller: plans, chooses models, writes the answer."""
+    catalog: ModelCatalog
+    runners: Sequence[ModelRunner]
+    """Tried in order; the first that can run a model runs it."""
+    workspace: Path = field(default_factory=Path.cwd)
+    """Relative input file paths are resolved here."""
+    artifacts_dir: Path = field(default_factory=lambda: default_data_dir() / "artifacts")
+    """Each run writes its outputs to a sub-folder named after its thread id."""
+    limits: Limits = field(default_factory=Limits)
+
+    def runner_for(self, card: ModelCard) -> ModelRunner | None:
+        return next((runner for runner in self.runners if runner.can_run(card)), None)

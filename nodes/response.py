@@ -1,0 +1,84 @@
+"""Stage 4, response generation: the controller LLM answers from the real results.
+
+The LLM sees, per task, the model used, the output, the artifact paths and the failures. Its answer is then
+checked: a file path it names must be one that exists (an artifact or an input), so a hallucinated path never
+reaches the user as if it were real.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.state import GraphState, TaskResult
+from hugginggraph.prompts import render
+
+MEDIA_PATH = re.compile(
+    r"(?<![\w/.~-])(?:~|\.{1,2})?[\w./\\~-]*[\w-]\.(?:png|jpe?g|gif|bmp|webp|wav|mp3|flac|ogg|mp4|webm|avi)\b",
+    re.IGNORECASE,
+)
+OUTPUT_CHARS = 500
+
+
+def results_for_prompt(results: list[TaskResult]) -> str:
+    rows = [
+        {
+            "task": result.task_id,
+            "type": result.task,
+            "status": result.status,
+            "model": result.model_id,
+            "output": (result.text or "")[:OUTPUT_CHARS] or None,
+            "artifacts": [artifact.path for artifact in result.artifacts],
+            "error": result.error,
+        }
+        for result in results
+    ]
+    return json.dumps(rows, ensure_ascii=False, indent=1)
+
+
+def confine_paths(answer: str, real_paths: set[str]) -> str:
+    """Keep file paths that exist among `real_paths`; a bare file name of a real file becomes its full path;
+    anything else is marked as not a real file."""
+    by_name = {Path(path).name: path for path in real_paths}
+
+    def check(match: re.Match[str]) -> str:
+        named = match.group(0)
+        if named in real_paths:
+            return named
+        if named in by_name:
+            return by_name[named]
+        return f"[no such file: {named}]"
+
+    return MEDIA_PATH.sub(check, answer)
+
+
+def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
+    paths = {artifact.path for result in results for artifact in result.artifacts if Path(artifact.path).is_file()}
+    return paths | set(state.get("files", []))
+
+
+async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
+    llm = runtime.context.llm
+    if state.get("plan_error"):
+        answer = f"I could not carry out this request: {state['plan_error']}."
+    elif not state.get("plan"):
+        history = state.get("messages", [])
+        reply = await llm.ainvoke([SystemMessage(render("chit_chat")), *history])
+        answer = reply.text
+    else:
+        results = [state["results"][task.id] for task in state["plan"] if task.id in state.get("results", {})]
+        prompt = render(
+            "response",
+            request=state.get("request", ""),
+            plan_notes="; ".join(state.get("plan_repairs", [])) or "none",
+            results=results_for_prompt(results),
+        )
+        reply = await llm.ainvoke([HumanMessage(prompt)])
+        answer = confine_paths(reply.text, _real_paths(state, results))
+    return {"answer": answer, "messages": [AIMessage(answer)]}

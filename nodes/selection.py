@@ -1,0 +1,85 @@
+"""Stage 2, model selection: one parallel branch per task picks the model to run it.
+
+Candidates come from the catalog, ranked by downloads; the top K are put to the controller LLM as a
+single-choice question whose answer is constrained to their ids. One candidate needs no question; none means
+the task fails with that reason. The other candidates stay on the choice as fallbacks for the executor.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, create_model
+
+from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
+from hugginggraph.prompts import render
+from hugginggraph.tools.catalog import ModelCard, describe
+from hugginggraph.tools.llm_json import ask_json, extract_json
+
+
+def choice_schema(candidates: list[ModelCard]) -> type[BaseModel]:
+    """A schema whose `model_id` can only be one of the candidates' ids (an enum in JSON schema)."""
+    model_ids = Enum("CandidateId", {f"c{i}": card.id for i, card in enumerate(candidates)})  # type: ignore[misc]
+    schema: type[BaseModel] = create_model("ModelChoiceReply", model_id=(model_ids, ...), reason=(str, ""))
+    return schema
+
+
+def choice_from_text(text: str, candidate_ids: list[str]) -> tuple[str, str] | None:
+    """(model id, reason) from a plain-text reply: a JSON object with `model_id`/`id`, else the first id named."""
+    try:
+        value = extract_json(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        named = str(value.get("model_id", value.get("id", "")))
+        if named in candidate_ids:
+            return named, str(value.get("reason", ""))
+    mentioned = [(text.find(model_id), model_id) for model_id in candidate_ids if model_id in text]
+    if mentioned:
+        return min(mentioned)[1], text.strip()[:200]
+    return None
+
+
+async def ask_for_model(
+    task: Task, request: str, candidates: list[ModelCard], context: HuggingGraphContext
+) -> tuple[str, str]:
+    prompt = render(
+        "selection",
+        request=request,
+        task=task.task,
+        args=json.dumps(task.args, ensure_ascii=False),
+        candidates="\n".join(describe(card, context.limits.description_chars) for card in candidates),
+    )
+    reply = await ask_json(context.llm, [HumanMessage(prompt)], choice_schema(candidates))
+    ids = [card.id for card in candidates]
+    if reply.parsed is not None:
+        parsed: Any = reply.parsed
+        return parsed.model_id.value, parsed.reason
+    chosen = choice_from_text(reply.text, ids)
+    if chosen is None:
+        return ids[0], "the controller named no candidate; took the most downloaded"
+    return chosen
+
+
+async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
+    task = branch["task"]
+    context = runtime.context
+    candidates = context.catalog.candidates(task.task)[: context.limits.top_k]
+    if not candidates:
+        failure = TaskResult(
+            task_id=task.id, task=task.task, status="failed", error=f"no model available for task {task.task!r}"
+        )
+        return {"results": {task.id: failure}}
+    if len(candidates) == 1:
+        model_id, reason, asked = candidates[0].id, "the only candidate", False
+    else:
+        model_id, reason = await ask_for_model(task, branch["request"], candidates, context)
+        asked = True
+    ranked = [model_id, *(card.id for card in candidates if card.id != model_id)]
+    choice = ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked)
+    return {"choices": {task.id: choice}}

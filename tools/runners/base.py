@@ -1,0 +1,44 @@
+"""The `ModelRunner` interface: how a selected model is run, wherever it lives.
+
+The executor hands a runner a model card, the task id and the task's resolved arguments (text, or paths of
+input files for media), and gets back a `RunnerOutput`. Local `transformers`, remote inference endpoints and
+the controller LLM itself all sit behind this one small interface.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from hugginggraph.tools.artifacts import Artifact, ArtifactStore
+from hugginggraph.tools.catalog import ModelCard
+
+
+class RunnerOutput(BaseModel):
+    """What one model call produced."""
+
+    text: str
+    """The output as text: what a later `<GENERATED>-k` text argument receives, and what the answer quotes."""
+    data: Any = None
+    """The model's raw output made JSON-safe (labels and scores, boxes, vectors), for callers who want detail."""
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Media files written by the call; a later image/audio argument receives the first of its kind."""
+
+
+class ModelLoadError(RuntimeError):
+    """The model could not be loaded at all; retrying the same model is pointless, the next candidate may work."""
+
+
+class ModelRunner(Protocol):
+    """Runs models of some kind (local weights, a remote endpoint, ...)."""
+
+    def can_run(self, card: ModelCard) -> bool:
+        """Whether this runner knows how to run `card` for its task."""
+        ...
+
+    async def run(
+        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
+        """Run `card` on `inputs`; raise on failure (the executor turns errors into failed results)."""
+        ...

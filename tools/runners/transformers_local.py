@@ -1,0 +1,114 @@
+"""Run models on this machine with `transformers` pipelines, each loaded once per process.
+
+Torch and transformers are imported only when the first model runs: importing them costs seconds, and a CLI
+that only plans should not pay it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.outputs import to_runner_output
+from hugginggraph.tools.tasks import TASKS
+
+# Hub task id -> the `transformers.pipeline` task that serves it (transformers 5.x names).
+PIPELINE_TASKS: dict[str, str] = {
+    "token-classification": "token-classification",
+    "text-classification": "text-classification",
+    "zero-shot-classification": "zero-shot-classification",
+    "text-generation": "text-generation",
+    "feature-extraction": "feature-extraction",
+    "fill-mask": "fill-mask",
+    "image-classification": "image-classification",
+    "object-detection": "object-detection",
+    "image-segmentation": "image-segmentation",
+    "depth-estimation": "depth-estimation",
+}
+
+
+class LocalTransformersRunner:
+    """A bounded pool of loaded pipelines (least recently used goes first), one load per model id."""
+
+    def __init__(self, device: str = "cpu", max_loaded: int = 8, torch_threads: int | None = None) -> None:
+        self.device = device
+        self.max_loaded = max_loaded
+        self.torch_threads = torch_threads
+        self._pipelines: OrderedDict[str, Any] = OrderedDict()
+        self._pool_lock = threading.Lock()
+        self._load_locks: dict[str, threading.Lock] = {}
+        self.loads = 0
+        """How many pipelines this runner has built: lets callers check that a model loads once."""
+
+    def can_run(self, card: ModelCard) -> bool:
+        return card.task in PIPELINE_TASKS
+
+    async def run(
+        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
+        return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
+
+    def _run_sync(
+        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
+        pipe = self._pipeline(card)
+        raw = pipe(*self._call_args(task, inputs), **self._call_options(task, inputs))
+        return to_runner_output(raw, artifacts)
+
+    def _pipeline(self, card: ModelCard) -> Any:
+        with self._pool_lock:
+            if card.id in self._pipelines:
+                self._pipelines.move_to_end(card.id)
+                return self._pipelines[card.id]
+            load_lock = self._load_locks.setdefault(card.id, threading.Lock())
+        with load_lock:
+            with self._pool_lock:
+                if card.id in self._pipelines:
+                    return self._pipelines[card.id]
+            pipe = self._load(card)
+            with self._pool_lock:
+                self._pipelines[card.id] = pipe
+                while len(self._pipelines) > self.max_loaded:
+                    self._pipelines.popitem(last=False)
+            return pipe
+
+    def _load(self, card: ModelCard) -> Any:
+        import torch
+        from transformers import pipeline
+
+        if self.torch_threads:
+            torch.set_num_threads(self.torch_threads)
+        try:
+            pipe = pipeline(
+                PIPELINE_TASKS[card.task],
+                model=card.path or card.id,
+                device=self.device,
+                trust_remote_code=False,
+            )
+        except Exception as error:
+            raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
+        self.loads += 1
+        return pipe
+
+    @staticmethod
+    def _call_args(task: str, inputs: dict[str, str]) -> list[Any]:
+        spec = TASKS[task]
+        if spec.inputs[0] == "image":
+            from PIL import Image
+
+            with Image.open(inputs["image"]) as image:
+                return [image.convert("RGB")]
+        return [inputs["text"]]
+
+    @staticmethod
+    def _call_options(task: str, inputs: dict[str, str]) -> dict[str, Any]:
+        if task == "zero-shot-classification":
+            return {"candidate_labels": [label.strip() for label in inputs.get("labels", "").split(",") if label]}
+        if task == "text-generation":
+            return {"max_new_tokens": 20, "return_full_text": False}
+        return {}
