@@ -88,8 +88,8 @@ class _Checker:
         if not isinstance(item, dict):
             self.repair(f"dropped {where}: not a task object ({_as_text(item)!r:.60})")
             return None
-        name = _as_text(item.get("task"))
-        if not name or not name.strip():
+        name = item.get("task")
+        if not isinstance(name, str) or not name.strip():
             self.repair(f"dropped {where}: it names no task")
             return None
         task_name = normalize_task_name(name)

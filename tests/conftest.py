@@ -1,0 +1,68 @@
+"""Shared fixtures: a scripted controller, scripted models, and a real graph on a real SQLite checkpointer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkpointer
+from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.runners.base import RunnerOutput
+
+
+def echo(delay: float = 0.0, fail: Exception | None = None):
+    """A scripted model that waits `delay` seconds, then raises `fail` or echoes its inputs."""
+
+    async def run(card, task, inputs, artifacts) -> RunnerOutput:
+        await asyncio.sleep(delay)
+        if fail is not None:
+            raise fail
+        return RunnerOutput(text=f"{card.id}({inputs.get('text', inputs.get('image', ''))})")
+
+    return run
+
+
+@pytest.fixture
+def make_context(tmp_path: Path) -> Callable[..., HuggingGraphContext]:
+    """Builds a context from a plan, scripted models ({model id: (task, script)}) and limits."""
+
+    def make(
+        plan: list[dict[str, Any]] | str,
+        models: dict[str, tuple[str, Any]],
+        downloads: dict[str, int] | None = None,
+        llm: ScriptedChatModel | None = None,
+        **limits: Any,
+    ) -> HuggingGraphContext:
+        cards = [
+            ModelCard(id=model_id, task=task, downloads=(downloads or {}).get(model_id, 0))
+            for model_id, (task, _) in models.items()
+        ]
+        runner = ScriptedRunner({model_id: script for model_id, (_, script) in models.items()})
+        return HuggingGraphContext(
+            llm=llm or ScriptedChatModel(plan=plan),
+            catalog=InMemoryCatalog(cards),
+            runners=[runner],
+            workspace=tmp_path,
+            artifacts_dir=tmp_path / "artifacts",
+            limits=Limits(**limits),
+        )
+
+    return make
+
+
+@pytest.fixture
+def run_graph(tmp_path: Path):
+    """Runs a request through the real graph with a SQLite checkpointer in `tmp_path`."""
+
+    async def run(context: HuggingGraphContext, request: str = "do it", thread_id: str = "t", **inputs: Any):
+        async with sqlite_checkpointer(tmp_path / "checkpoints.sqlite") as saver:
+            graph = build_graph(saver)
+            config = {"configurable": {"thread_id": thread_id}}
+            return await graph.ainvoke({"request": request, **inputs}, config, context=context)
+
+    return run

@@ -1,0 +1,137 @@
+"""Plan validation and repair: every bad shape becomes a recorded repair or a doomed task, never an exception."""
+
+from pathlib import Path
+
+import pytest
+
+from hugginggraph.nodes.validation import check_plan
+
+
+def item(task_id, task="text-classification", dep=(-1,), **args):
+    return {"id": task_id, "task": task, "dep": list(dep), "args": args or {"text": "hello"}}
+
+
+def test_a_good_plan_passes_unchanged(tmp_path: Path):
+    raw = [item(0), item(1, "summarization", dep=[0], text="<GENERATED>-0")]
+    check = check_plan(raw, tmp_path)
+    assert [t.id for t in check.tasks] == [0, 1]
+    assert check.tasks[1].dep == [0]
+    assert check.repairs == [] and check.doomed == {}
+
+
+def test_dependencies_are_derived_from_references(tmp_path: Path):
+    raw = [item(0), item(1, "summarization", dep=[-1], text="<GENERATED>-0"), item(2, dep=[0, 7])]
+    check = check_plan(raw, tmp_path)
+    deps = {t.id: t.dep for t in check.tasks}
+    assert deps == {0: [], 1: [0], 2: [0]}
+    assert any("added dependency on task 0" in r for r in check.repairs)
+    assert any("removed dependency on 7" in r for r in check.repairs)
+
+
+def test_forward_reference_is_reordered_and_recorded(tmp_path: Path):
+    raw = [item(0, "summarization", text="<GENERATED>-1"), item(1)]
+    check = check_plan(raw, tmp_path)
+    assert [t.id for t in check.tasks] == [1, 0]
+    assert any("reordered" in r for r in check.repairs)
+    assert check.doomed == {}
+
+
+def test_cycle_dooms_its_members_and_keeps_the_rest(tmp_path: Path):
+    raw = [
+        item(0, text="<GENERATED>-1"),
+        item(1, text="<GENERATED>-0"),
+        item(2),
+        item(3, "summarization", text="<GENERATED>-1"),
+    ]
+    check = check_plan(raw, tmp_path)
+    assert set(check.doomed) == {0, 1}
+    assert "cycle" in check.doomed[0]
+    order = [t.id for t in check.tasks]
+    assert order[0] == 2 and order.index(3) > order.index(1)
+
+
+def test_self_reference_and_missing_reference_doom_the_task(tmp_path: Path):
+    raw = [item(0, text="<GENERATED>-0"), item(1, text="<GENERATED>-9"), item(2)]
+    check = check_plan(raw, tmp_path)
+    assert "its own output" in check.doomed[0]
+    assert "task 9, which the plan does not have" in check.doomed[1]
+    assert 2 not in check.doomed
+
+
+def test_unknown_task_is_doomed_with_the_known_list(tmp_path: Path):
+    check = check_plan([item(0, "make-coffee"), item(1)], tmp_path)
+    assert "unknown task type 'make-coffee'" in check.doomed[0]
+    assert "image-to-text" in check.doomed[0]
+    assert 1 not in check.doomed
+
+
+def test_task_names_are_normalised(tmp_path: Path):
+    check = check_plan([item(0, "Text_Classification")], tmp_path)
+    assert check.tasks[0].task == "text-classification"
+    assert check.doomed == {}
+
+
+def test_duplicate_and_missing_ids_are_renumbered(tmp_path: Path):
+    raw = [item(0), item(0, "summarization"), {"task": "fill-mask", "args": {"text": "a [MASK]"}}]
+    check = check_plan(raw, tmp_path)
+    assert sorted(t.id for t in check.tasks) == [0, 1, 2]
+    assert any("repeats id 0" in r for r in check.repairs)
+    assert any("no valid id" in r for r in check.repairs)
+
+
+def test_missing_input_file_dooms_only_that_task(tmp_path: Path):
+    (tmp_path / "cat.png").write_bytes(b"png")
+    raw = [
+        item(0, "image-classification", image="cat.png"),
+        item(1, "image-classification", image="dog.png"),
+    ]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[0].args["image"] == str((tmp_path / "cat.png").resolve())
+    assert "input file 'dog.png' not found" in check.doomed[1]
+    assert 0 not in check.doomed
+
+
+def test_media_references_and_urls_are_not_files(tmp_path: Path):
+    raw = [
+        item(0, "image-classification", image="https://example.org/cat.png"),
+        item(1, "image-classification", dep=[0], image="<node-0>"),
+    ]
+    check = check_plan(raw, tmp_path)
+    assert check.doomed == {}
+    assert check.tasks[1].args["image"] == "<GENERATED>-0"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ["not a task", 42, None],
+        [{"id": 0}],
+        [{"task": "", "id": 1}],
+        [{"task": ["text-classification"], "id": 0}],
+    ],
+)
+def test_unusable_items_are_dropped_with_a_note(raw, tmp_path: Path):
+    check = check_plan(raw, tmp_path)
+    assert check.tasks == []
+    assert check.repairs and all("dropped" in r for r in check.repairs)
+
+
+def test_wrong_types_are_coerced(tmp_path: Path):
+    raw = [
+        {"task": "text-classification", "id": "0", "dep": "-1", "args": {"text": 5}},
+        {"task": "summarization", "id": 1.0, "dep": ["0", "x"], "args": ["<GENERATED>-0"]},
+    ]
+    check = check_plan(raw, tmp_path)
+    assert [t.args for t in check.tasks] == [{"text": "5"}, {"text": "<GENERATED>-0"}]
+    assert check.tasks[1].dep == [0]
+    assert check.doomed == {}
+
+
+def test_an_oddly_named_single_argument_is_taken_as_the_input(tmp_path: Path):
+    check = check_plan([{"task": "summarization", "id": 0, "args": {"sentence": "long text"}}], tmp_path)
+    assert check.tasks[0].args == {"text": "long text"}
+
+
+def test_a_task_without_its_input_is_doomed(tmp_path: Path):
+    check = check_plan([{"task": "visual-question-answering", "id": 0, "args": {}}], tmp_path)
+    assert "has no image or text argument" in check.doomed[0]
