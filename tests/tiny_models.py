@@ -129,6 +129,19 @@ def _byte_bpe_tokenizer() -> PreTrainedTokenizerFast:
 # Text models
 
 
+def _unprintable_tokens(tokenizer: PreTrainedTokenizerFast) -> list[int]:
+    """Ids a random model must not generate: end of text and stray bytes, so it writes 20 tokens of ASCII."""
+    return [
+        token_id
+        for token_id in range(len(tokenizer))
+        if token_id == tokenizer.eos_token_id or not _is_printable_ascii(tokenizer.decode([token_id]))
+    ]
+
+
+def _is_printable_ascii(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isprintable()
+
+
 def _text_generation(folder: Path) -> str:
     tokenizer = _byte_bpe_tokenizer()
     eos = tokenizer.eos_token_id
@@ -144,7 +157,13 @@ def _text_generation(folder: Path) -> str:
     )
     model = GPT2LMHeadModel(config)
     model.generation_config = GenerationConfig(
-        max_new_tokens=20, max_length=64, do_sample=False, bos_token_id=eos, eos_token_id=eos, pad_token_id=eos
+        max_new_tokens=20,
+        do_sample=False,
+        no_repeat_ngram_size=1,
+        suppress_tokens=_unprintable_tokens(tokenizer),
+        bos_token_id=eos,
+        eos_token_id=eos,
+        pad_token_id=eos,
     )
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)

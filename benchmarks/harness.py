@@ -1,0 +1,69 @@
+"""Runs plans of sleep-based tasks through the real graph (scripted controller, SQLite checkpointer) and times
+them. Shared by the benchmarks in this folder."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
+from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.runners.base import RunnerOutput
+
+TASK_TYPE = "text-classification"
+
+
+async def sleeper(card: ModelCard, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
+    """A model that takes `seconds` seconds (0 for a no-op) and returns its text input."""
+    seconds = float(inputs.get("seconds", 0))
+    if seconds:
+        await asyncio.sleep(seconds)
+    return RunnerOutput(text=inputs.get("text", ""))
+
+
+def sleep_plan(durations: dict[int, float], deps: dict[int, list[int]]) -> list[dict[str, Any]]:
+    """A HuggingGPT plan whose task i sleeps durations[i] and uses the outputs of deps[i]."""
+    return [
+        {
+            "task": TASK_TYPE,
+            "id": task_id,
+            "dep": deps.get(task_id) or [-1],
+            "args": {
+                "text": " ".join(f"<GENERATED>-{d}" for d in deps.get(task_id, [])) or f"input {task_id}",
+                "seconds": str(seconds),
+            },
+        }
+        for task_id, seconds in durations.items()
+    ]
+
+
+def critical_path(durations: dict[int, float], deps: dict[int, list[int]]) -> float:
+    finish: dict[int, float] = {}
+    for task_id in sorted(durations):  # ids are topologically ordered in these benchmarks
+        finish[task_id] = durations[task_id] + max((finish[d] for d in deps.get(task_id, [])), default=0.0)
+    return max(finish.values())
+
+
+async def time_plan(plan: list[dict[str, Any]]) -> float:
+    """Seconds for one whole graph run of `plan`: plan, validate, select, execute, respond, with checkpoints."""
+    with tempfile.TemporaryDirectory() as workdir:
+        context = HuggingGraphContext(
+            llm=ScriptedChatModel(plan=plan),
+            catalog=InMemoryCatalog([ModelCard(id="sleeper", task=TASK_TYPE)]),
+            runners=[ScriptedRunner({"sleeper": sleeper})],
+            workspace=Path(workdir),
+            artifacts_dir=Path(workdir) / "artifacts",
+        )
+        async with sqlite_checkpointer(Path(workdir) / "checkpoints.sqlite") as saver:
+            graph = build_graph(saver)
+            started = time.perf_counter()
+            out = await graph.ainvoke({"request": "benchmark"}, {"configurable": {"thread_id": "b"}}, context=context)
+            elapsed = time.perf_counter() - started
+    failed = [r for r in out["results"].values() if r.status != "ok"]
+    if failed:
+        raise RuntimeError(f"benchmark tasks failed: {failed}")
+    return elapsed
