@@ -18,7 +18,11 @@ DAGS: dict[str, tuple[dict[int, float], dict[int, list[int]]]] = {
     "uneven-diamond": ({0: 0.3, 1: 0.8, 2: 0.1, 3: 0.2, 4: 0.2}, {1: [0], 2: [0], 3: [2], 4: [1, 3]}),
     # Six pairs root → child where each wave's slowest task sits on a different pair, then one sink.
     "crossed-pairs": (
-        {**{i: (0.6 if i == 0 else 0.1) for i in range(6)}, **{6 + i: (0.6 if i == 1 else 0.1) for i in range(6)}, 12: 0.1},
+        {
+            **{i: (0.6 if i == 0 else 0.1) for i in range(6)},
+            **{6 + i: (0.6 if i == 1 else 0.1) for i in range(6)},
+            12: 0.1,
+        },
         {**{6 + i: [i] for i in range(6)}, 12: list(range(6, 12))},
     ),
 }

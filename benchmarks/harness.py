@@ -9,10 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
-from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.runners.base import RunnerOutput
+
+from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
+from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 
 TASK_TYPE = "text-classification"
 

@@ -1,8 +1,8 @@
 """HuggingGraph: HuggingGPT as a LangGraph graph — an LLM plans, picks Hugging Face models, runs them, answers.
 
-    from hugginggraph import build_graph, HuggingGraphContext
-    graph = build_graph()                      # a LangChain Runnable
-    await graph.ainvoke({"request": "..."}, context=HuggingGraphContext(llm=..., catalog=..., runners=[...]))
+from hugginggraph import build_graph, HuggingGraphContext
+graph = build_graph()                      # a LangChain Runnable
+await graph.ainvoke({"request": "..."}, context=HuggingGraphContext(llm=..., catalog=..., runners=[...]))
 """
 
 from hugginggraph.graph.builder import build_graph

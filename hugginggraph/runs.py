@@ -35,9 +35,7 @@ async def arun(
     async with sqlite_checkpointer(checkpoint_path) as saver:
         graph = build_graph(saver)
         config = _config(thread_id or uuid.uuid4().hex)
-        state: dict[str, Any] = await graph.ainvoke(
-            {"request": request, "files": list(files)}, config, context=context
-        )
+        state: dict[str, Any] = await graph.ainvoke({"request": request, "files": list(files)}, config, context=context)
         return {**state, "thread_id": config["configurable"]["thread_id"]}
 
 

@@ -90,8 +90,6 @@ class ScriptedRunner:
     def can_run(self, card: ModelCard) -> bool:
         return card.id in self.scripts
 
-    async def run(
-        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
-    ) -> RunnerOutput:
+    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         self.calls.append((card.id, task))
         return await self.scripts[card.id](card, task, inputs, artifacts)

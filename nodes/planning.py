@@ -5,18 +5,18 @@ plan in HuggingGPT's format. The plan is kept raw here; the validation stage che
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
-
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
-from pydantic import BaseModel, Field
 
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState
 from hugginggraph.prompts import load_demos, render
 from hugginggraph.tools.llm_json import ask_json, extract_json
 from hugginggraph.tools.tasks import TASKS
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+from pydantic import BaseModel, Field
 
 
 class PlannedArgs(BaseModel):
@@ -51,7 +51,7 @@ def _user_turn(request: str, files: list[str]) -> HumanMessage:
     return HumanMessage(render("planning_request", request=request, files=", ".join(files) or "none"))
 
 
-def planning_messages(request: str, files: list[str], history: list[BaseMessage]) -> list[BaseMessage]:
+def planning_messages(request: str, files: list[str], history: Sequence[BaseMessage]) -> list[BaseMessage]:
     """System prompt, the few-shot demos as earlier turns, the chat so far, then the request."""
     messages: list[BaseMessage] = [SystemMessage(render("planning_system", task_list=task_list()))]
     for demo in load_demos("planning_demos"):

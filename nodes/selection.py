@@ -11,15 +11,14 @@ import json
 from enum import Enum
 from typing import Any
 
-from langchain_core.messages import HumanMessage
-from langgraph.runtime import Runtime
-from pydantic import BaseModel, create_model
-
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
 from hugginggraph.tools.catalog import ModelCard, describe
 from hugginggraph.tools.llm_json import ask_json, extract_json
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, create_model
 
 
 def choice_schema(candidates: list[ModelCard]) -> type[BaseModel]:
@@ -72,7 +71,10 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
     candidates = context.catalog.candidates(task.task)[: context.limits.top_k]
     if not candidates:
         failure = TaskResult(
-            task_id=task.id, task=task.task, status="failed", error=f"no model available for task {task.task!r}"
+            task_id=task.id,
+            task=task.task,
+            status="failed",
+            error=f"no model available for task {task.task!r}",
         )
         return {"results": {task.id: failure}}
     if len(candidates) == 1:

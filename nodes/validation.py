@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.runtime import Runtime
-
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.tools.artifacts import is_remote, resolve_input_file
 from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, normalize_task_name
+from langgraph.runtime import Runtime
 
 REFERENCE = re.compile(r"<GENERATED>-(\d+)")
 # Other spellings planners use for the same thing (TaskBench writes `<node-k>`).
@@ -171,7 +170,7 @@ class _Checker:
         if spec is None or any(name in task.args for name in spec.inputs):
             return dict(task.args)
         if len(task.args) == 1 and len(spec.inputs) == 1:
-            (old, value), = task.args.items()
+            ((old, value),) = task.args.items()
             self.repair(f"task {task.id}: took argument {old!r} as its {spec.inputs[0]!r} input")
             return {spec.inputs[0]: value}
         self.doom(task.id, f"task {task.id} ({task.task}) has no {' or '.join(spec.inputs)} argument")

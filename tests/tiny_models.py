@@ -7,8 +7,9 @@ is built at run time with the `tokenizers` library (never downloaded, never comm
 transformers 5.x drop vocab.json/merges.txt). Each folder also gets a `README.md` model card with flat front
 matter (`pipeline_tag`, `downloads`, `model_id`), which is what `read_model_folder` reads.
 
-The weights are random, so outputs are meaningless but deterministic. Where a pipeline would filter random
-outputs away (detections under its score threshold), the head's bias is set so that one class always wins.
+The weights are random, so outputs are meaningless but deterministic (the same bytes in every process). Where
+random weights would give tests nothing to look at, the models are nudged: the text generator may only write
+printable ASCII and never stops early, and the detector is biased so its boxes pass the pipeline's threshold.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -29,6 +31,7 @@ from transformers import (
     GenerationConfig,
     GPT2Config,
     GPT2LMHeadModel,
+    PreTrainedModel,
     PreTrainedTokenizerFast,
     ViTConfig,
     ViTForImageClassification,
@@ -38,8 +41,21 @@ from transformers import (
     YolosImageProcessorPil,
 )
 
+
+class _Size(TypedDict):
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+
+
+class _Labels(TypedDict):
+    id2label: dict[int, str]
+    label2id: dict[str, int]
+
+
 SEED = 0
-HIDDEN = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
+SIZE = _Size(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37)
 """The size every encoder shares: small enough to build in milliseconds, large enough to be a real model."""
 
 CORPUS = [
@@ -72,8 +88,8 @@ def _write_card(folder: Path, task: str, downloads: int, model_id: str, architec
     (folder / "README.md").write_text(f"---\n{front_matter}\n---\n\n{body}\n", encoding="utf-8")
 
 
-def _labels(names: list[str]) -> dict[str, dict]:
-    return {"id2label": dict(enumerate(names)), "label2id": {name: i for i, name in enumerate(names)}}
+def _labels(names: list[str]) -> _Labels:
+    return _Labels(id2label=dict(enumerate(names)), label2id={name: i for i, name in enumerate(names)})
 
 
 # Tokenizers
@@ -129,12 +145,12 @@ def _byte_bpe_tokenizer() -> PreTrainedTokenizerFast:
 # Text models
 
 
-def _unprintable_tokens(tokenizer: PreTrainedTokenizerFast) -> list[int]:
+def _unprintable_tokens(tokenizer: Tokenizer) -> list[int]:
     """Ids a random model must not generate: end of text and stray bytes, so it writes 20 tokens of ASCII."""
     return [
         token_id
-        for token_id in range(len(tokenizer))
-        if token_id == tokenizer.eos_token_id or not _is_printable_ascii(tokenizer.decode([token_id]))
+        for token_id in range(tokenizer.get_vocab_size())
+        if not _is_printable_ascii(tokenizer.decode([token_id]))  # special tokens decode to ""
     ]
 
 
@@ -160,19 +176,19 @@ def _text_generation(folder: Path) -> str:
         max_new_tokens=20,
         do_sample=False,
         no_repeat_ngram_size=1,
-        suppress_tokens=_unprintable_tokens(tokenizer),
+        suppress_tokens=_unprintable_tokens(tokenizer.backend_tokenizer),
         bos_token_id=eos,
         eos_token_id=eos,
         pad_token_id=eos,
     )
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    return "GPT-2"
+    return "GPT2LMHeadModel"
 
 
-def _bert(folder: Path, model_class: type, labels: list[str]) -> str:
+def _bert(folder: Path, model_class: type[PreTrainedModel], labels: list[str]) -> str:
     tokenizer = _wordpiece_tokenizer()
-    config = BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **HIDDEN, **_labels(labels))
+    config = BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **SIZE, **_labels(labels))
     model_class(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return model_class.__name__
@@ -190,7 +206,7 @@ def _token_classification(folder: Path) -> str:
 
 
 def _image_classification(folder: Path) -> str:
-    config = ViTConfig(image_size=32, patch_size=8, **HIDDEN, **_labels(IMAGE_LABELS))
+    config = ViTConfig(image_size=32, patch_size=8, **SIZE, **_labels(IMAGE_LABELS))
     ViTForImageClassification(config).save_pretrained(folder)
     ViTImageProcessorPil(size={"height": 32, "width": 32}).save_pretrained(folder)
     return "ViTForImageClassification"
@@ -200,9 +216,10 @@ def _depth_estimation(folder: Path) -> str:
     config = DPTConfig(
         image_size=32,
         patch_size=8,
-        **{**HIDDEN, "num_hidden_layers": 4},
-        backbone_out_indices=[0, 1, 2, 3],
-        neck_hidden_sizes=[16, 16, 32, 32],
+        **SIZE,
+        backbone_out_indices=[0, 1],
+        reassemble_factors=[2, 1],
+        neck_hidden_sizes=[16, 32],
         fusion_hidden_size=16,
         use_auxiliary_head=False,
     )
@@ -212,13 +229,18 @@ def _depth_estimation(folder: Path) -> str:
 
 
 def _object_detection(folder: Path) -> str:
-    config = YolosConfig(image_size=[64, 64], patch_size=16, num_detection_tokens=5, **HIDDEN, **_labels(IMAGE_LABELS))
+    config = YolosConfig(image_size=[64, 64], patch_size=16, num_detection_tokens=5, **SIZE, **_labels(IMAGE_LABELS))
     model = YolosForObjectDetection(config)
-    with torch.no_grad():
-        model.class_labels_classifier.layers[-1].bias[0] = 10.0  # always "cat", above the pipeline's threshold
+    _make_detections_visible(model)
     model.save_pretrained(folder)
     YolosImageProcessorPil(size={"shortest_edge": 64, "longest_edge": 64}).save_pretrained(folder)
     return "YolosForObjectDetection"
+
+
+def _make_detections_visible(model: YolosForObjectDetection) -> None:
+    """Random weights score every class near 1/n, under the pipeline's 0.5 threshold: make "cat" always win."""
+    with torch.no_grad():
+        model.get_parameter("class_labels_classifier.layers.2.bias")[0] = 10.0
 
 
 BUILDERS: dict[str, Callable[[Path], str]] = {

@@ -29,9 +29,7 @@ class LLMReply(Generic[SchemaT]):
     text: str = ""
 
 
-async def ask_json(
-    llm: BaseChatModel, messages: Sequence[BaseMessage], schema: type[SchemaT]
-) -> LLMReply[SchemaT]:
+async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: type[SchemaT]) -> LLMReply[SchemaT]:
     """Structured output first; on models without it (or when it fails), a plain call whose text is returned."""
     try:
         structured = llm.with_structured_output(schema, include_raw=True)

@@ -69,7 +69,12 @@ def test_sigkill_during_execution_resumes_without_rerunning_finished_tasks(tmp_p
 
     finished(worker("resume", interrupted, "story", slow_seconds=0.1))
     after_resume = calls(interrupted)[len(before_resume) :]
-    assert after_resume == ["start m-summarization", "finish m-summarization", "start m-translation", "finish m-translation"]
+    assert after_resume == [
+        "start m-summarization",
+        "finish m-summarization",
+        "start m-translation",
+        "finish m-translation",
+    ]
 
     finished(worker("run", reference, "story", slow_seconds=0.1))
     resumed = json.loads((interrupted / "story.json").read_text())

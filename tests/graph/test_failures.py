@@ -22,7 +22,10 @@ async def test_a_raising_task_fails_its_dependant_is_skipped_siblings_finish(mak
     plan = [classify(0), summarize(1, "boom"), classify(2, "<GENERATED>-1", dep=[1])]
     context = make_context(
         plan,
-        {"cls": ("text-classification", echo(0.05)), "sum": ("summarization", echo(fail=ValueError("bad input")))},
+        {
+            "cls": ("text-classification", echo(0.05)),
+            "sum": ("summarization", echo(fail=ValueError("bad input"))),
+        },
     )
     out = await run_graph(context)
     assert statuses(out) == {0: "ok", 1: "failed", 2: "skipped"}
@@ -52,7 +55,10 @@ async def test_a_model_that_fails_to_load_falls_back_to_the_next_candidate(make_
     context = make_context(
         [classify(0)],
         {
-            "popular": ("text-classification", echo(fail=ModelLoadError("could not load popular: no weights"))),
+            "popular": (
+                "text-classification",
+                echo(fail=ModelLoadError("could not load popular: no weights")),
+            ),
             "backup": ("text-classification", echo()),
         },
         downloads={"popular": 1000, "backup": 10},
@@ -72,7 +78,12 @@ async def test_unknown_task_fails_and_siblings_finish(make_context, run_graph):
 
 
 async def test_cycle_fails_its_members_and_skips_what_hangs_below(make_context, run_graph):
-    plan = [classify(0, "<GENERATED>-1"), classify(1, "<GENERATED>-0"), classify(2), classify(3, "<GENERATED>-1")]
+    plan = [
+        classify(0, "<GENERATED>-1"),
+        classify(1, "<GENERATED>-0"),
+        classify(2),
+        classify(3, "<GENERATED>-1"),
+    ]
     out = await run_graph(make_context(plan, {"cls": ("text-classification", echo())}))
     assert statuses(out) == {0: "failed", 1: "failed", 2: "ok", 3: "skipped"}
     assert "dependency cycle" in out["results"][0].error
@@ -80,9 +91,7 @@ async def test_cycle_fails_its_members_and_skips_what_hangs_below(make_context, 
 
 async def test_forward_reference_is_repaired_and_runs(make_context, run_graph):
     plan = [summarize(0, "<GENERATED>-1"), classify(1)]
-    context = make_context(
-        plan, {"cls": ("text-classification", echo()), "sum": ("summarization", echo())}
-    )
+    context = make_context(plan, {"cls": ("text-classification", echo()), "sum": ("summarization", echo())})
     out = await run_graph(context)
     assert statuses(out) == {0: "ok", 1: "ok"}
     assert out["results"][0].text == "sum(cls(hi))"
@@ -95,9 +104,7 @@ async def test_missing_input_file_fails_that_task_only(make_context, run_graph, 
         {"task": "image-classification", "id": 0, "dep": [-1], "args": {"image": "nowhere.png"}},
         classify(1),
     ]
-    context = make_context(
-        plan, {"img": ("image-classification", echo()), "cls": ("text-classification", echo())}
-    )
+    context = make_context(plan, {"img": ("image-classification", echo()), "cls": ("text-classification", echo())})
     out = await run_graph(context, files=["nowhere.png"])
     assert statuses(out) == {0: "failed", 1: "ok"}
     assert "input file 'nowhere.png' not found" in out["results"][0].error

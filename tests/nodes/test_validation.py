@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from hugginggraph.nodes.validation import check_plan
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
-
 from hugginggraph.tools.artifacts import Artifact, ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
+from pydantic import BaseModel, Field
 
 
 class RunnerOutput(BaseModel):
@@ -37,8 +36,6 @@ class ModelRunner(Protocol):
         """Whether this runner knows how to run `card` for its task."""
         ...
 
-    async def run(
-        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
-    ) -> RunnerOutput:
+    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         """Run `card` on `inputs`; raise on failure (the executor turns errors into failed results)."""
         ...

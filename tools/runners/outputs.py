@@ -81,7 +81,9 @@ def _text_of(raw: Any, artifacts: list[Artifact]) -> str:
             if isinstance(raw.get(key), str):
                 return raw[key]
         if "labels" in raw and "scores" in raw:
-            return ", ".join(f"{label} ({score:.2f})" for label, score in zip(raw["labels"], raw["scores"], strict=False))
+            return ", ".join(
+                f"{label} ({score:.2f})" for label, score in zip(raw["labels"], raw["scores"], strict=False)
+            )
     if artifacts:
         return artifacts[0].path
     if isinstance(raw, list):

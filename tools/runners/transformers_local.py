@@ -48,14 +48,10 @@ class LocalTransformersRunner:
     def can_run(self, card: ModelCard) -> bool:
         return card.task in PIPELINE_TASKS
 
-    async def run(
-        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
-    ) -> RunnerOutput:
+    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
 
-    def _run_sync(
-        self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore
-    ) -> RunnerOutput:
+    def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         pipe = self._pipeline(card)
         raw = pipe(*self._call_args(task, inputs), **self._call_options(task, inputs))
         return to_runner_output(raw, artifacts)
@@ -84,7 +80,8 @@ class LocalTransformersRunner:
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
         try:
-            pipe = pipeline(
+            # transformers' overloads only admit literal task names; ours come from PIPELINE_TASKS.
+            pipe = pipeline(  # type: ignore[call-overload]
                 PIPELINE_TASKS[card.task],
                 model=card.path or card.id,
                 device=self.device,
