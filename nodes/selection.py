@@ -8,6 +8,7 @@ the task fails with that reason. The other candidates stay on the choice as fall
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from typing import Any
 
@@ -38,7 +39,11 @@ def choice_from_text(text: str, candidate_ids: list[str]) -> tuple[str, str] | N
         named = str(value.get("model_id", value.get("id", "")))
         if named in candidate_ids:
             return named, str(value.get("reason", ""))
-    mentioned = [(text.find(model_id), model_id) for model_id in candidate_ids if model_id in text]
+    mentioned = [
+        (match.start(), model_id)
+        for model_id in candidate_ids
+        if (match := re.search(rf"(?<![\w/.-]){re.escape(model_id)}(?![\w/-])", text))
+    ]
     if mentioned:
         return min(mentioned)[1], text.strip()[:200]
     return None

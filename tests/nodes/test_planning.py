@@ -1,0 +1,66 @@
+"""The planner: prompt built from data files, structured output where supported, tolerant parsing elsewhere."""
+
+import json
+from typing import Any
+
+import pytest
+from hugginggraph.nodes.planning import PlannedTask, PlanOutput, plan_items, planning_messages
+from hugginggraph.tools.tasks import TASKS
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
+
+from hugginggraph.testing import ScriptedChatModel
+
+
+def test_prompt_lists_every_task_then_demos_history_and_request():
+    history = [HumanMessage("earlier question"), AIMessage("earlier answer")]
+    messages = planning_messages("caption cat.png", ["cat.png"], history)
+    system = messages[0].text
+    assert all(f"- {task_id} (" in system for task_id in TASKS)
+    assert messages[-3:-1] == history
+    assert "caption cat.png" in messages[-1].text and "cat.png" in messages[-1].text
+    demo_plans = [json.loads(m.text) for m in messages[1:-3] if isinstance(m, AIMessage)]
+    assert demo_plans and all(isinstance(p, list) for p in demo_plans)
+    assert all(step["task"] in TASKS for p in demo_plans for step in p)
+
+
+STEP = '{"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "x"}}'
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"[{STEP}]",
+        f"Sure! Here is the plan:\n```json\n[{STEP}]\n```",
+        f'{{"tasks": [{STEP}]}}',
+        f"Plan: [{STEP}] Hope this helps.",
+        STEP,
+    ],
+)
+def test_plans_are_found_in_chatty_replies(reply):
+    assert plan_items(reply) == [json.loads(STEP)]
+
+
+@pytest.mark.parametrize("reply", ["no json here", '{"answer": 42}', "[1, 2", '"just a string"'])
+def test_replies_without_a_plan_are_rejected_with_a_reason(reply):
+    with pytest.raises(ValueError):
+        plan_items(reply)
+
+
+class StructuredChatModel(ScriptedChatModel):
+    """A controller that supports structured output, as ChatOpenAI or the embedded model do."""
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any):
+        parsed = PlanOutput(tasks=[PlannedTask(task="summarization", id=0, args={"text": "from schema"})])
+        return RunnableLambda(lambda _: {"parsed": parsed, "raw": AIMessage(""), "parsing_error": None})
+
+
+async def test_structured_output_is_used_when_the_model_has_it(make_context, run_graph):
+    from conftest import echo
+
+    llm = StructuredChatModel(plan="this text must not be needed")
+    context = make_context([], {"sum": ("summarization", echo())}, llm=llm)
+    out = await run_graph(context)
+    assert [t.args for t in out["plan"]] == [{"text": "from schema"}]
+    assert out["results"][0].text == "sum(from schema)"
+    assert "plan" not in llm.calls  # the plain-text path was never taken

@@ -1,0 +1,44 @@
+"""The answer is written from real results and may only name files that exist."""
+
+from pathlib import Path
+
+from hugginggraph.nodes.response import confine_paths
+from hugginggraph.tools.runners.base import RunnerOutput
+
+
+def test_real_paths_stay_bare_names_are_completed_invented_ones_are_marked(tmp_path: Path):
+    real = tmp_path / "artifacts" / "t" / "task-1-depth.png"
+    answer = f"See {real}, also task-1-depth.png, and /tmp/made_up.png or ./cat.jpg."
+    confined = confine_paths(answer, {str(real)})
+    assert confined.count(str(real)) == 2
+    assert "[no such file: /tmp/made_up.png]" in confined
+    assert "[no such file: ./cat.jpg]" in confined
+
+
+def test_text_without_paths_is_untouched():
+    text = "The picture shows 3 people (score 0.91); version 2.0 of the model. e.g. done."
+    assert confine_paths(text, set()) == text
+
+
+async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_context, run_graph):
+    async def draw(card, task, inputs, artifacts):
+        from PIL import Image
+
+        artifact = artifacts.save_image(Image.new("RGB", (4, 4)), "drawing")
+        return RunnerOutput(text=artifact.path, artifacts=[artifact])
+
+    seen = []
+
+    def answer(messages):
+        seen.append(messages[0].text)
+        real = next(line.split('"')[1] for line in messages[0].text.splitlines() if line.strip().startswith('"/'))
+        return f"I drew {real} and also saved /home/me/extra.png."
+
+    context = make_context(
+        [{"task": "text-to-image", "id": 0, "args": {"text": "a cat"}}], {"d": ("text-to-image", draw)}
+    )
+    context.llm.respond = answer
+    out = await run_graph(context)
+    path = out["results"][0].artifacts[0].path
+    assert Path(path).is_file() and path in seen[0]
+    assert out["answer"] == f"I drew {path} and also saved [no such file: /home/me/extra.png]."

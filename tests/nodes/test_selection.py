@@ -1,0 +1,78 @@
+"""Model selection: top-K by downloads, a single-choice question constrained to the candidates' ids."""
+
+import pytest
+from conftest import echo
+from hugginggraph.nodes.selection import choice_from_text, choice_schema
+from hugginggraph.tools.catalog import ModelCard
+
+CANDIDATES = [ModelCard(id=f"org/model-{i}", task="summarization", downloads=100 - i) for i in range(3)]
+
+
+def test_choice_schema_only_admits_candidate_ids():
+    schema = choice_schema(CANDIDATES)
+    enum = schema.model_json_schema()["$defs"]["CandidateId"]["enum"]
+    assert enum == [card.id for card in CANDIDATES]
+    assert schema.model_validate({"model_id": "org/model-2", "reason": "r"}).model_id.value == "org/model-2"
+    with pytest.raises(ValueError):
+        schema.model_validate({"model_id": "org/other", "reason": "r"})
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"model_id": "org/model-1", "reason": "small"}', "org/model-1"),
+        ('```json\n{"id": "org/model-2"}\n```', "org/model-2"),
+        ("I would pick org/model-2 because it is small, not org/model-0.", "org/model-2"),
+    ],
+)
+def test_choice_is_read_from_plain_text(reply, expected):
+    ids = [card.id for card in CANDIDATES]
+    assert choice_from_text(reply, ids)[0] == expected
+
+
+def test_a_reply_naming_no_candidate_gives_none():
+    assert choice_from_text("model number 2", [card.id for card in CANDIDATES]) is None
+
+
+async def test_top_k_are_offered_and_the_choice_leads_the_fallbacks(make_context, run_graph):
+    models = {f"m{i}": ("summarization", echo()) for i in range(4)}
+    offered = []
+
+    def choose(messages):
+        offered.append(messages[0].text)
+        return '{"model_id": "m2", "reason": "fits best"}'
+
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        models,
+        downloads={"m0": 10, "m1": 40, "m2": 30, "m3": 20},
+        top_k=3,
+    )
+    context.llm.select = choose
+    out = await run_graph(context)
+    choice = out["choices"][0]
+    assert choice.model_ids == ["m2", "m1", "m3"] and choice.reason == "fits best" and choice.asked_llm
+    assert '"id": "m0"' not in offered[0]
+    assert offered[0].index('"id": "m1"') < offered[0].index('"id": "m3"')
+    assert out["results"][0].model_id == "m2"
+
+
+async def test_one_candidate_needs_no_llm_call(make_context, run_graph):
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}], {"only": ("summarization", echo())}
+    )
+    out = await run_graph(context)
+    assert out["choices"][0].asked_llm is False
+    assert context.llm.calls == ["plan", "respond"]
+
+
+async def test_an_unusable_choice_reply_falls_back_to_the_most_downloaded(make_context, run_graph):
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        {"a": ("summarization", echo()), "b": ("summarization", echo())},
+        downloads={"a": 1, "b": 2},
+    )
+    context.llm.select = "no idea"
+    out = await run_graph(context)
+    assert out["choices"][0].model_ids == ["b", "a"]
+    assert "named no candidate" in out["choices"][0].reason
