@@ -190,17 +190,12 @@ class _Checker:
 
     # --- the whole plan -----------------------------------------------------------------------------------
     def order(self, tasks: list[Task]) -> list[Task]:
-        """Dependencies first (Kahn's algorithm, stable on plan order); tasks on cycles are doomed and put
-        after the rest, followed by the tasks downstream of a cycle, so no task waits on one listed later."""
-        by_id = {task.id: task for task in tasks}
-        remaining = dict(by_id)
+        """Dependencies first, otherwise plan order (a valid plan keeps its order); tasks on cycles are doomed
+        and put after the rest, followed by the tasks downstream of a cycle, so no task waits on a later one."""
+        remaining = {task.id: task for task in tasks}
         ordered: list[Task] = []
-        while True:
-            ready = [t for t in remaining.values() if all(d not in remaining for d in t.dep)]
-            if not ready:
-                break
-            for task in ready:
-                ordered.append(remaining.pop(task.id))
+        while ready := next((t for t in remaining.values() if all(d not in remaining for d in t.dep)), None):
+            ordered.append(remaining.pop(ready.id))
         if [t.id for t in ordered] != [t.id for t in tasks][: len(ordered)]:
             self.repair(f"reordered the plan so each task runs after the tasks it uses: {[t.id for t in ordered]}")
         downstream = self._peel_downstream(remaining)

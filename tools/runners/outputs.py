@@ -24,6 +24,10 @@ def _is_audio(value: Any) -> bool:
     return isinstance(value, dict) and "audio" in value and "sampling_rate" in value
 
 
+MAX_INLINE_VALUES = 4096
+"""Arrays up to this size (an embedding) stay in the result; larger ones (a depth map) would bloat checkpoints."""
+
+
 def jsonable(value: Any) -> Any:
     """A JSON-safe copy: tensors and arrays become lists, images are left out (they become artifacts)."""
     if isinstance(value, dict):
@@ -31,6 +35,9 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value if not _is_image(v)]
     if hasattr(value, "tolist"):
+        size = int(getattr(value, "size", 0) if not callable(getattr(value, "numel", None)) else value.numel())
+        if size > MAX_INLINE_VALUES:  # a depth map or mask: the artifact carries it, state keeps the shape
+            return {"shape": list(value.shape), "dtype": str(value.dtype)}
         return value.tolist()
     if isinstance(value, str | int | float | bool) or value is None:
         return value

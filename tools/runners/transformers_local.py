@@ -104,8 +104,13 @@ class LocalTransformersRunner:
 
     @staticmethod
     def _call_options(task: str, inputs: dict[str, str]) -> dict[str, Any]:
+        """Per-task call options; long inputs are truncated (or, for generation, cut from the front) rather
+        than overrunning the model's position table."""
         if task == "zero-shot-classification":
-            return {"candidate_labels": [label.strip() for label in inputs.get("labels", "").split(",") if label]}
+            labels = [label.strip() for label in inputs.get("labels", "").split(",") if label.strip()]
+            return {"candidate_labels": labels, "truncation": True}
         if task == "text-generation":
-            return {"max_new_tokens": 20, "return_full_text": False}
+            return {"max_new_tokens": 20, "return_full_text": False, "handle_long_generation": "hole"}
+        if task == "text-classification":
+            return {"truncation": True}
         return {}
