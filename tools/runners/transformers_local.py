@@ -41,7 +41,7 @@ class LocalTransformersRunner:
         self.torch_threads = torch_threads
         self._pipelines: OrderedDict[str, Any] = OrderedDict()
         self._pool_lock = threading.Lock()
-        self._load_locks: dict[str, threading.Lock] = {}
+        self._model_locks: dict[str, threading.Lock] = {}
         self.loads = 0
         """How many pipelines this runner has built: lets callers check that a model loads once."""
 
@@ -52,26 +52,29 @@ class LocalTransformersRunner:
         return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
 
     def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        pipe = self._pipeline(card)
-        raw = pipe(*self._call_args(task, inputs), **self._call_options(task, inputs))
+        # One lock per model: it loads once, and calls to one pipeline never overlap (fast tokenizers and some
+        # pipelines are not thread-safe). Different models still run in parallel.
+        with self._model_lock(card.id):
+            pipe = self._pipeline(card)
+            raw = pipe(*self._call_args(task, inputs), **self._call_options(task, inputs))
         return to_runner_output(raw, artifacts)
 
+    def _model_lock(self, model_id: str) -> threading.Lock:
+        with self._pool_lock:
+            return self._model_locks.setdefault(model_id, threading.Lock())
+
     def _pipeline(self, card: ModelCard) -> Any:
+        """The loaded pipeline for `card`, loading it if needed; the caller holds the model's lock."""
         with self._pool_lock:
             if card.id in self._pipelines:
                 self._pipelines.move_to_end(card.id)
                 return self._pipelines[card.id]
-            load_lock = self._load_locks.setdefault(card.id, threading.Lock())
-        with load_lock:
-            with self._pool_lock:
-                if card.id in self._pipelines:
-                    return self._pipelines[card.id]
-            pipe = self._load(card)
-            with self._pool_lock:
-                self._pipelines[card.id] = pipe
-                while len(self._pipelines) > self.max_loaded:
-                    self._pipelines.popitem(last=False)
-            return pipe
+        pipe = self._load(card)
+        with self._pool_lock:
+            self._pipelines[card.id] = pipe
+            while len(self._pipelines) > self.max_loaded:
+                self._pipelines.popitem(last=False)
+        return pipe
 
     def _load(self, card: ModelCard) -> Any:
         import torch

@@ -1,0 +1,27 @@
+"""Progress events reach a streaming caller per task, as they happen."""
+
+from conftest import echo
+
+from hugginggraph import build_graph
+
+
+async def test_task_events_stream_as_custom_chunks(make_context):
+    plan = [
+        {"task": "text-classification", "id": 0, "args": {"text": "a"}},
+        {"task": "summarization", "id": 1, "args": {"text": "<GENERATED>-0"}},
+    ]
+    context = make_context(
+        plan, {"c": ("text-classification", echo()), "s": ("summarization", echo(fail=OSError("x")))}
+    )
+    events = []
+    async for mode, chunk in build_graph().astream(
+        {"request": "r"}, context=context, stream_mode=["updates", "custom"]
+    ):
+        if mode == "custom":
+            events.append((chunk["event"], chunk["task_id"], chunk.get("status")))
+    assert events == [
+        ("task_started", 0, None),
+        ("task_finished", 0, "ok"),
+        ("task_started", 1, None),
+        ("task_finished", 1, "failed"),
+    ]
