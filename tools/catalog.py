@@ -29,6 +29,10 @@ class ModelCard(BaseModel):
     description: str = ""
     path: str | None = None
     """A local folder with the weights, when the model is on disk."""
+    library: str = "transformers"
+    """The library that runs the model (the Hub's `library_name`): runners pick the cards they can run by it."""
+    source: str = "local"
+    """Where the card came from (`local`, `hub`, `pypi`, ...), shown to users listing the catalog."""
 
 
 class ModelCatalog(Protocol):
@@ -83,6 +87,7 @@ def read_model_folder(folder: Path) -> ModelCard | None:
         likes=int(metadata.get("likes", 0)),
         description=_first_paragraph(body),
         path=str(folder.resolve()),
+        library=metadata.get("library_name", "transformers"),
     )
 
 

@@ -46,7 +46,7 @@ class LocalTransformersRunner:
         """How many pipelines this runner has built: lets callers check that a model loads once."""
 
     def can_run(self, card: ModelCard) -> bool:
-        return card.task in PIPELINE_TASKS
+        return card.library == "transformers" and card.task in PIPELINE_TASKS
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
