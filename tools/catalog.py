@@ -35,6 +35,10 @@ class ModelCard(BaseModel):
     """Where the card came from (`local`, `hub`, `pypi`, ...), shown to users listing the catalog."""
 
 
+class CatalogUnavailable(RuntimeError):
+    """A catalog cannot be reached (offline, server down). Combined catalogs skip it and use the others."""
+
+
 class ModelCatalog(Protocol):
     """Finds models by task and by id."""
 
@@ -68,26 +72,61 @@ class InMemoryCatalog:
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n(.*)\Z", re.DOTALL)
 
 
-def read_model_folder(folder: Path) -> ModelCard | None:
+# Architecture name endings that say the task without doubt; ambiguous heads (ForConditionalGeneration serves
+# summarization, translation, captioning and speech alike) are left to the model card's `pipeline_tag`.
+_TASK_BY_HEAD = {
+    "ForSequenceClassification": "text-classification",
+    "ForTokenClassification": "token-classification",
+    "ForQuestionAnswering": "question-answering",
+    "ForMaskedLM": "fill-mask",
+    "ForCausalLM": "text-generation",
+    "LMHeadModel": "text-generation",
+    "ForImageClassification": "image-classification",
+    "ForObjectDetection": "object-detection",
+    "ForSemanticSegmentation": "image-segmentation",
+    "ForDepthEstimation": "depth-estimation",
+    "ForCTC": "automatic-speech-recognition",
+    "ForAudioClassification": "audio-classification",
+}
+_AUDIO_MODEL_TYPES = ("wav2vec2", "hubert", "wavlm", "whisper", "audio-spectrogram-transformer", "unispeech")
+
+
+def _task_from_config(config_file: Path) -> str | None:
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    architectures = config.get("architectures") or []
+    for head, task in _TASK_BY_HEAD.items():
+        if any(str(name).endswith(head) for name in architectures):
+            if task == "text-classification" and str(config.get("model_type", "")).startswith(_AUDIO_MODEL_TYPES):
+                return "audio-classification"
+            return task
+    return None
+
+
+def read_model_folder(folder: Path, model_id: str | None = None, source: str = "local") -> ModelCard | None:
     """A card for a saved model folder, from its `README.md` model card and `config.json`.
 
-    The task comes from the card's `pipeline_tag` (as on the Hub); `downloads` and `likes` may be recorded
-    there too. Folders without a `config.json` or a task are not models we can run, so they give None.
+    The task comes from the card's `pipeline_tag` (as on the Hub), else from an unambiguous architecture in
+    `config.json`; `downloads` and `likes` may be recorded in the card too. Folders without a `config.json` or a
+    task are not models we can run, so they give None.
     """
     if not (folder / "config.json").is_file():
         return None
     metadata, body = _read_card(folder / "README.md")
-    task = metadata.get("pipeline_tag")
+    task = metadata.get("pipeline_tag") or _task_from_config(folder / "config.json")
     if not task:
         return None
     return ModelCard(
-        id=metadata.get("model_id") or folder.name,
+        id=model_id or metadata.get("model_id") or folder.name,
         task=task,
         downloads=int(metadata.get("downloads", 0)),
         likes=int(metadata.get("likes", 0)),
         description=_first_paragraph(body),
         path=str(folder.resolve()),
         library=metadata.get("library_name", "transformers"),
+        source=source,
     )
 
 
@@ -130,6 +169,63 @@ class LocalFolderCatalog(InMemoryCatalog):
                 if card is not None:
                     cards.append(card)
         return cards
+
+
+class HFCacheCatalog(InMemoryCatalog):
+    """Models already downloaded into the Hugging Face cache (`huggingface_hub.scan_cache_dir`), newest
+    revision of each, named by their Hub repo id. An empty or missing cache is an empty catalog."""
+
+    def __init__(self, cache_dir: Path | str | None = None) -> None:
+        super().__init__(self._scan(cache_dir))
+
+    @staticmethod
+    def _scan(cache_dir: Path | str | None) -> list[ModelCard]:
+        from huggingface_hub import scan_cache_dir
+        from huggingface_hub.errors import CacheNotFound
+
+        try:
+            cache = scan_cache_dir(cache_dir)
+        except CacheNotFound:
+            return []
+        cards = []
+        for repo in sorted(cache.repos, key=lambda r: r.repo_id):
+            if repo.repo_type != "model" or not repo.revisions:
+                continue
+            newest = max(repo.revisions, key=lambda revision: revision.last_modified)
+            card = read_model_folder(newest.snapshot_path, model_id=repo.repo_id, source="hf-cache")
+            if card is not None:
+                cards.append(card)
+        return cards
+
+
+class CombinedCatalog:
+    """Several catalogs as one, in order of preference: every candidate of the first catalog (ranked as that
+    catalog ranks them) before any of the next, so models on this machine come before ones that must be fetched.
+    A model id seen twice keeps its first card; a catalog that is unavailable is skipped."""
+
+    def __init__(self, catalogs: Sequence[ModelCatalog]) -> None:
+        self.catalogs = list(catalogs)
+
+    def candidates(self, task: str) -> list[ModelCard]:
+        merged: dict[str, ModelCard] = {}
+        for catalog in self.catalogs:
+            try:
+                found = catalog.candidates(task)
+            except CatalogUnavailable:
+                continue
+            for card in found:
+                merged.setdefault(card.id, card)
+        return list(merged.values())
+
+    def get(self, model_id: str) -> ModelCard | None:
+        for catalog in self.catalogs:
+            try:
+                card = catalog.get(model_id)
+            except CatalogUnavailable:
+                continue
+            if card is not None:
+                return card
+        return None
 
 
 def describe(card: ModelCard, budget: int = 200) -> str:

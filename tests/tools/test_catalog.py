@@ -3,7 +3,16 @@
 import json
 from pathlib import Path
 
-from hugginggraph.tools.catalog import InMemoryCatalog, LocalFolderCatalog, ModelCard, describe
+from hugginggraph.tools.catalog import (
+    CatalogUnavailable,
+    CombinedCatalog,
+    HFCacheCatalog,
+    InMemoryCatalog,
+    LocalFolderCatalog,
+    ModelCard,
+    describe,
+    read_model_folder,
+)
 
 
 def save_folder(root: Path, name: str, card: str | None, config: bool = True) -> None:
@@ -49,3 +58,70 @@ def test_local_folders_are_read_from_their_model_cards(tmp_path: Path):
 def test_descriptions_are_cut_to_the_budget():
     line = describe(ModelCard(id="m", task="summarization", description="x" * 500), budget=50)
     assert line.endswith("x" * 50 + "…") and '"id": "m"' in line
+
+
+def test_task_comes_from_an_unambiguous_architecture_when_the_card_has_none(tmp_path: Path):
+    folder = tmp_path / "vit"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": ["ViTForImageClassification"]}))
+    assert read_model_folder(folder).task == "image-classification"
+    (folder / "config.json").write_text(
+        json.dumps({"architectures": ["Wav2Vec2ForSequenceClassification"], "model_type": "wav2vec2"})
+    )
+    assert read_model_folder(folder).task == "audio-classification"
+    (folder / "config.json").write_text(json.dumps({"architectures": ["BartForConditionalGeneration"]}))
+    assert read_model_folder(folder) is None
+
+
+def save_cached_model(cache: Path, repo_id: str, config: dict, card: str = "") -> None:
+    """The Hugging Face cache layout: models--org--name/{refs/main, snapshots/<revision>/...}."""
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / ("a" * 40)
+    snapshot.mkdir(parents=True)
+    (repo / "blobs").mkdir()
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("a" * 40)
+    (snapshot / "config.json").write_text(json.dumps(config))
+    if card:
+        (snapshot / "README.md").write_text(card)
+
+
+def test_hf_cache_models_are_named_by_repo_id(tmp_path: Path):
+    save_cached_model(tmp_path, "org/sentiment", {"architectures": ["BertForSequenceClassification"]})
+    save_cached_model(
+        tmp_path,
+        "org/captioner",
+        {"architectures": ["BlipForConditionalGeneration"]},
+        card="---\npipeline_tag: image-to-text\n---\nCaptions.\n",
+    )
+    save_cached_model(tmp_path, "org/unknown", {"architectures": ["T5ForConditionalGeneration"]})
+    catalog = HFCacheCatalog(tmp_path)
+    assert [c.id for c in catalog.candidates("text-classification")] == ["org/sentiment"]
+    captioner = catalog.get("org/captioner")
+    assert captioner.task == "image-to-text" and captioner.source == "hf-cache"
+    assert catalog.get("org/unknown") is None
+
+
+def test_a_missing_hf_cache_is_an_empty_catalog(tmp_path: Path):
+    assert HFCacheCatalog(tmp_path / "nowhere").candidates("text-classification") == []
+
+
+class Unreachable:
+    def candidates(self, task):
+        raise CatalogUnavailable("offline")
+
+    def get(self, model_id):
+        raise CatalogUnavailable("offline")
+
+
+def test_combined_catalog_prefers_earlier_catalogs_and_skips_unavailable_ones():
+    local = InMemoryCatalog([ModelCard(id="small", task="summarization", downloads=1)])
+    hub = InMemoryCatalog(
+        [
+            ModelCard(id="big", task="summarization", downloads=1000, source="hub"),
+            ModelCard(id="small", task="summarization", downloads=50, source="hub"),
+        ]
+    )
+    combined = CombinedCatalog([local, Unreachable(), hub])
+    assert [(c.id, c.source) for c in combined.candidates("summarization")] == [("small", "local"), ("big", "hub")]
+    assert combined.get("big").source == "hub" and combined.get("none") is None
