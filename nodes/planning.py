@@ -8,15 +8,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from hugginggraph.graph.context import HuggingGraphContext
-from hugginggraph.graph.state import GraphState
-from hugginggraph.prompts import load_demos, render
-from hugginggraph.tools.llm_json import ask_json, extract_json
-from hugginggraph.tools.tasks import TASKS
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
+
+from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.state import GraphState
+from hugginggraph.prompts import load_json, render
+from hugginggraph.tools.llm_json import ask_json, extract_json
+from hugginggraph.tools.tasks import TASKS
 
 
 class PlannedArgs(BaseModel):
@@ -54,7 +55,7 @@ def _user_turn(request: str, files: list[str]) -> HumanMessage:
 def planning_messages(request: str, files: list[str], history: Sequence[BaseMessage]) -> list[BaseMessage]:
     """System prompt, the few-shot demos as earlier turns, the chat so far, then the request."""
     messages: list[BaseMessage] = [SystemMessage(render("planning_system", task_list=task_list()))]
-    for demo in load_demos("planning_demos"):
+    for demo in load_json("planning_demos"):
         messages.append(_user_turn(demo["request"], demo["files"]))
         messages.append(AIMessage(json.dumps(demo["plan"])))
     messages.extend(history)

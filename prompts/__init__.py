@@ -22,7 +22,6 @@ def render(name: str, **values: str) -> str:
     return Template(_read(f"{name}.md")).substitute(values)
 
 
-def load_demos(name: str) -> list[dict[str, Any]]:
-    """The few-shot demos in `<name>.json`."""
-    demos: list[dict[str, Any]] = json.loads(_read(f"{name}.json"))
-    return demos
+def load_json(name: str) -> Any:
+    """The data file `<name>.json` (few-shot demos, per-task instructions)."""
+    return json.loads(_read(f"{name}.json"))
