@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
-from hugginggraph.tools.runners.base import RunnerOutput
-
 from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.runners.base import RunnerOutput
 
 TASK_TYPE = "text-classification"
 

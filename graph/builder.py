@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
+
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, InputState, OutputState, SelectionInput
 from hugginggraph.nodes.execution import execute
@@ -9,10 +14,6 @@ from hugginggraph.nodes.planning import plan
 from hugginggraph.nodes.response import respond
 from hugginggraph.nodes.selection import select
 from hugginggraph.nodes.validation import validate
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Send
 
 
 def fan_out_selection(state: GraphState) -> str | list[Send]:

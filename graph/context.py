@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langchain_core.language_models import BaseChatModel
+
 from hugginggraph.graph.checkpoint import default_data_dir
 from hugginggraph.tools.catalog import ModelCard, ModelCatalog
 from hugginggraph.tools.runners.base import ModelRunner
-from langchain_core.language_models import BaseChatModel
 
 
 @dataclass(frozen=True)

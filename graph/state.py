@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from hugginggraph.tools.artifacts import Artifact
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
+
+from hugginggraph.tools.artifacts import Artifact
 
 TaskStatus = Literal["ok", "failed", "skipped"]
 

@@ -16,15 +16,16 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, cast
 
+from langgraph.config import get_config, get_stream_writer
+from langgraph.func import task as durable_task
+from langgraph.runtime import Runtime
+
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.tasks import MEDIA_MODALITIES
-from langgraph.config import get_config, get_stream_writer
-from langgraph.func import task as durable_task
-from langgraph.runtime import Runtime
 
 
 class MissingInput(Exception):

@@ -12,11 +12,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, TaskResult
 from hugginggraph.prompts import render
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
 
 MEDIA_PATH = re.compile(
     r"(?<![\w/.~-])(?:~|\.{1,2})?[\w./\\~-]*[\w-]\.(?:png|jpe?g|gif|bmp|webp|wav|mp3|flac|ogg|mp4|webm|avi)\b",

@@ -12,14 +12,15 @@ import re
 from enum import Enum
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, create_model
+
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
 from hugginggraph.tools.catalog import ModelCard, describe
 from hugginggraph.tools.llm_json import ask_json, extract_json
-from langchain_core.messages import HumanMessage
-from langgraph.runtime import Runtime
-from pydantic import BaseModel, create_model
 
 
 def choice_schema(candidates: list[ModelCard]) -> type[BaseModel]:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.tools.artifacts import is_remote, resolve_input_file
 from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, normalize_task_name
-from langgraph.runtime import Runtime
 
 REFERENCE = re.compile(r"<GENERATED>-(\d+)")
 # Other spellings planners use for the same thing (TaskBench writes `<node-k>`).

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
-from hugginggraph.tools.runners.base import RunnerOutput
 
 from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkpointer
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.runners.base import RunnerOutput
 
 
 def echo(delay: float = 0.0, fail: Exception | None = None):

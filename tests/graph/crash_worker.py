@@ -12,11 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
-from hugginggraph.tools.runners.base import RunnerOutput
-
 from hugginggraph import HuggingGraphContext, aresume, arun
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.runners.base import RunnerOutput
 
 PLAN = [
     {"task": "text-generation", "id": 0, "dep": [-1], "args": {"text": "once upon a time"}},

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from hugginggraph.tools.catalog import LocalFolderCatalog
-from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 from PIL import Image
 from tiny_models import build_tiny_model
 
 from hugginggraph import HuggingGraphContext, Limits
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools.catalog import LocalFolderCatalog
+from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 
 pytestmark = pytest.mark.slow
 

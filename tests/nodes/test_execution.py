@@ -1,6 +1,7 @@
 """Hand-offs between tasks: `<GENERATED>-k` becomes text or an artifact path."""
 
 import pytest
+
 from hugginggraph.graph.state import Task, TaskResult
 from hugginggraph.nodes.execution import MissingInput, resolve_inputs
 from hugginggraph.tools.artifacts import Artifact

@@ -4,12 +4,12 @@ import json
 from typing import Any
 
 import pytest
-from hugginggraph.nodes.planning import PlannedTask, PlanOutput, plan_items, planning_messages
-from hugginggraph.tools.tasks import TASKS
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
+from hugginggraph.nodes.planning import PlannedTask, PlanOutput, plan_items, planning_messages
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools.tasks import TASKS
 
 
 def test_prompt_lists_every_task_then_demos_history_and_request():

@@ -2,6 +2,7 @@
 
 import pytest
 from conftest import echo
+
 from hugginggraph.nodes.selection import choice_from_text, choice_schema
 from hugginggraph.tools.catalog import ModelCard
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from hugginggraph.nodes.validation import check_plan
 
 

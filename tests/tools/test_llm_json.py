@@ -1,6 +1,7 @@
 """Finding JSON in what a chat model wrote."""
 
 import pytest
+
 from hugginggraph.tools.llm_json import extract_json
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pydantic import BaseModel, Field
+
 from hugginggraph.tools.artifacts import Artifact, ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from pydantic import BaseModel, Field
 
 
 class RunnerOutput(BaseModel):
