@@ -47,7 +47,7 @@ TASKS: dict[str, TaskSpec] = {
         _spec("question-answering", ("text",), "text", "answer a question from a given context text"),
         _spec("text-generation", ("text",), "text", "continue or write text"),
         _spec("conversational", ("text",), "text", "reply in a conversation"),
-        _spec("sentence-similarity", ("text",), "text", "score how similar two texts are"),
+        _spec("sentence-similarity", ("text",), "text", 'score how similar two texts are ("text" and "text2")'),
         _spec("feature-extraction", ("text",), "text", "embed a text as a vector"),
         _spec("fill-mask", ("text",), "text", "fill in a masked word"),
         _spec("image-classification", ("image",), "text", "label what an image shows"),

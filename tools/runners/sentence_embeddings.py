@@ -1,0 +1,163 @@
+"""Run sentence-transformers models with plain `transformers`: embed texts, or score how similar they are.
+
+A sentence-transformers folder is a `transformers` encoder plus a pooling recipe (`1_Pooling/config.json`) and a
+length limit (`sentence_bert_config.json`). Mean pooling over the real tokens and L2 normalisation reproduce
+what the `sentence-transformers` package computes for mean-pooled models such as all-MiniLM-L6-v2, without
+installing that package (it drags in scikit-learn and scipy). Folders that pool another way are refused rather
+than embedded wrongly.
+
+Arguments of `sentence-similarity`: `text` is the sentence to compare and `text2` the one to compare it with,
+e.g. `{"text": "A man plays a guitar.", "text2": "<GENERATED>-0"}`. A planner that writes both sentences into
+`text` as a list, `{"text": ["A", "B", "C"]}` (plan validation turns it into the JSON string `["A", "B", "C"]`),
+gets the first compared with each of the others. The output text is the cosine similarity, `0.667`, one per
+compared sentence, joined by ", ".
+
+Torch and transformers are imported only when the first model loads: importing them costs seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+
+LIBRARY = "sentence-transformers"
+"""The Hub's `library_name` of the cards this runner runs."""
+
+TASKS = ("feature-extraction", "sentence-similarity")
+
+SIMILARITY_ARGUMENTS = 'sentence-similarity needs two texts: give "text" and "text2", or "text" as a list ["A", "B"]'
+
+
+def sentences_to_compare(inputs: dict[str, str]) -> list[str]:
+    """The sentence to compare first, then the sentences to compare it with (see the module docstring)."""
+    text = inputs.get("text", "")
+    if "text2" in inputs:
+        return [text, inputs["text2"]]
+    sentences = _json_string_list(text)
+    if len(sentences) < 2:
+        raise ValueError(SIMILARITY_ARGUMENTS)
+    return sentences
+
+
+def _json_string_list(text: str) -> list[str]:
+    """`text` read as a JSON list of strings, or an empty list when it is anything else."""
+    if not text.lstrip().startswith("["):
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _similarity_output(sentences: list[str], scores: list[float]) -> RunnerOutput:
+    """Scores shaped as the Hub's sentence-similarity API gives them: the first sentence against each other one."""
+    return RunnerOutput(
+        text=", ".join(f"{score:.3f}" for score in scores),
+        data={"source_sentence": sentences[0], "sentences": sentences[1:], "scores": scores},
+    )
+
+
+@dataclass(frozen=True)
+class SentenceEncoder:
+    """A loaded encoder with its tokenizer: texts in, unit-length vectors out."""
+
+    tokenizer: Any
+    model: Any
+    max_length: int
+    """Longer texts are truncated to this many tokens, as sentence-transformers does (`max_seq_length`)."""
+
+    def embed(self, texts: list[str]) -> Any:
+        """One L2-normalised mean-pooled vector per text (a torch tensor), so a dot product is a cosine."""
+        import torch
+
+        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = self.model(**batch).last_hidden_state
+        # Padding must not dilute the mean: weight each token by its attention mask.
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=-1)
+
+
+def load_encoder(card: ModelCard) -> SentenceEncoder:
+    """Load a sentence-transformers folder, refusing pooling recipes other than mean pooling."""
+    if card.path is None:
+        raise ModelLoadError(f"could not load {card.id}: it has no local folder")
+    folder = Path(card.path)
+    pooling = _read_json(folder / "1_Pooling" / "config.json")
+    if pooling and not pooling.get("pooling_mode_mean_tokens"):
+        modes = [key for key, value in pooling.items() if key.startswith("pooling_mode_") and value]
+        raise ModelLoadError(f"could not load {card.id}: it pools by {modes}; only mean pooling is implemented")
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModel.from_pretrained(folder).eval()
+    except Exception as error:
+        raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
+    max_length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
+    return SentenceEncoder(tokenizer, model, int(max_length or model.config.max_position_embeddings))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+class SentenceEmbeddingRunner:
+    """Runs `sentence-transformers` cards for `feature-extraction` and `sentence-similarity`.
+
+    Each model loads once per runner and stays loaded (sentence encoders are small, and few are installed).
+    One lock per model serialises its load and its calls, as in `LocalTransformersRunner`: fast tokenizers are
+    not thread-safe, and a second thread must not load the same weights again.
+    """
+
+    def __init__(self, torch_threads: int | None = None) -> None:
+        self.torch_threads = torch_threads
+        """Torch's intra-op threads (process-wide), set on the first load; None leaves torch's default."""
+        self._encoders: dict[str, SentenceEncoder] = {}
+        self._locks_guard = threading.Lock()
+        self._model_locks: dict[str, threading.Lock] = {}
+        self.loads = 0
+        """How many models this runner has loaded: lets callers check that a model loads once."""
+
+    def can_run(self, card: ModelCard) -> bool:
+        return card.library == LIBRARY and card.task in TASKS
+
+    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+        return await asyncio.to_thread(self._run_sync, card, task, inputs)
+
+    def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str]) -> RunnerOutput:
+        if task == "sentence-similarity":
+            sentences = sentences_to_compare(inputs)  # bad arguments fail before any model loads
+            with self._model_lock(card.id):
+                vectors = self._encoder(card).embed(sentences)
+            return _similarity_output(sentences, (vectors[1:] @ vectors[0]).tolist())
+        if task == "feature-extraction":
+            with self._model_lock(card.id):
+                vector = self._encoder(card).embed([inputs["text"]])[0].tolist()
+            return RunnerOutput(text=f"{len(vector)}-dim embedding", data=vector)
+        raise ValueError(f"{card.id} cannot do {task}; it does {', '.join(TASKS)}")
+
+    def _model_lock(self, model_id: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._model_locks.setdefault(model_id, threading.Lock())
+
+    def _encoder(self, card: ModelCard) -> SentenceEncoder:
+        """The loaded encoder for `card`, loading it if needed; the caller holds the model's lock."""
+        if card.id not in self._encoders:
+            if self.torch_threads:
+                import torch
+
+                torch.set_num_threads(self.torch_threads)
+            self._encoders[card.id] = load_encoder(card)
+            self.loads += 1
+        return self._encoders[card.id]
