@@ -45,6 +45,12 @@ class ArtifactStore:
         image.save(path, format="PNG")
         return Artifact(kind="image", path=str(path))
 
+    def save_bytes(self, data: bytes, suffix: str, kind: ArtifactKind, label: str = "output") -> Artifact:
+        """Write an already encoded file as is: the audio or video a remote model sent back, in its own format."""
+        path = self._path(label, suffix)
+        path.write_bytes(data)
+        return Artifact(kind=kind, path=str(path))
+
     def save_wav(self, samples: object, sampling_rate: int, label: str = "audio") -> Artifact:
         """Write mono float samples in [-1, 1] as 16-bit PCM WAV, with the standard library only."""
         import wave

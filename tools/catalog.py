@@ -112,7 +112,9 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
     `config.json`; `downloads` and `likes` may be recorded in the card too. Folders without a `config.json` or a
     task are not models we can run, so they give None.
     """
-    if not (folder / "config.json").is_file():
+    # transformers folders hold a config.json; diffusers pipelines a model_index.json naming their parts.
+    is_diffusers = (folder / "model_index.json").is_file()
+    if not (folder / "config.json").is_file() and not is_diffusers:
         return None
     metadata, body = _read_card(folder / "README.md")
     task = metadata.get("pipeline_tag") or _task_from_config(folder / "config.json")
@@ -125,7 +127,7 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
         likes=int(metadata.get("likes", 0)),
         description=_first_paragraph(body),
         path=str(folder.resolve()),
-        library=metadata.get("library_name", "transformers"),
+        library=metadata.get("library_name", "diffusers" if is_diffusers else "transformers"),
         source=source,
     )
 

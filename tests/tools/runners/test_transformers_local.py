@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from pathlib import Path
 
 import pytest
-from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import read_model_folder
-from hugginggraph.tools.runners.base import ModelLoadError
-from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 from PIL import Image
 from tiny_models import build_tiny_model
+
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import ModelCard, read_model_folder
+from hugginggraph.tools.runners.base import ModelLoadError
+from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +68,12 @@ async def test_a_folder_without_weights_is_a_load_error(tmp_path: Path):
         await LocalTransformersRunner().run(
             read_model_folder(folder), "text-classification", {"text": "x"}, ArtifactStore(tmp_path, 0)
         )
+
+
+def test_cards_are_taken_by_task_and_library_and_only_when_the_library_is_installed():
+    runner = LocalTransformersRunner()
+    assert runner.can_run(ModelCard(id="a", task="text-classification"))
+    assert not runner.can_run(ModelCard(id="b", task="text-classification", library="diffusers"))
+    assert not runner.can_run(ModelCard(id="c", task="text-to-video"))
+    diffusers_installed = importlib.util.find_spec("diffusers") is not None
+    assert runner.can_run(ModelCard(id="d", task="text-to-image", library="diffusers")) == diffusers_installed

@@ -1,0 +1,110 @@
+"""How a task's arguments (all strings) become what a local model takes: files are read, pairs are split.
+
+The planner hands every task a flat `{name: string}` mapping, media as file paths. The conventions:
+
+- Text tasks read `text`; image tasks read `image` (a path, opened as RGB); audio tasks read `audio` (a path to
+  a PCM WAV file, mixed down to mono float32 and resampled to the model's rate).
+- `question-answering` reads the question from `text` and the passage from `context`. Planners often write
+  both into `text`, so without `context` the first sentence of `text` that ends in "?" is the question and the
+  rest of `text` is the passage.
+- `visual-question-answering` and `document-question-answering` read the picture or page from `image` and the
+  question from `text`.
+- `zero-shot-classification` reads its candidate labels from `labels`, comma separated; without it the text is
+  labelled with `DEFAULT_LABELS`.
+- `fill-mask` reads `text` with the blank written as `[MASK]` or `<mask>`, whichever the model's own token is.
+"""
+
+from __future__ import annotations
+
+import re
+import wave
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL.Image import Image
+
+Inputs = Mapping[str, str]
+"""A task's arguments by name, as the executor resolved them."""
+
+Predictor = Callable[[Inputs], Any]
+"""A loaded model as a function: the task's arguments in, the raw model output (pipeline-shaped) out."""
+
+DEFAULT_LABELS = ("positive", "negative", "neutral")
+"""Zero-shot labels for a request that names none: the sentiment a bare "classify this" usually means."""
+
+MASK_SPELLINGS = ("[MASK]", "<mask>")
+
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def read_image(path: str) -> Image:
+    """The image at `path` as RGB (models want three channels; PNGs may carry alpha or a palette)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.convert("RGB")
+
+
+def read_audio(path: str, sampling_rate: int) -> np.ndarray:
+    """Mono float32 samples in [-1, 1] at `sampling_rate`, from a PCM WAV file.
+
+    Only the standard library's `wave` and numpy are used, so no audio codec library is needed; linear
+    interpolation is enough to resample speech and sound for recognition and classification.
+    """
+    import numpy as np
+
+    with wave.open(path, "rb") as source:
+        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
+        frames = source.readframes(source.getnframes())
+    samples = _pcm_to_float(frames, width).reshape(-1, channels).mean(axis=1)
+    if rate == sampling_rate or not len(samples):
+        return samples.astype(np.float32)
+    duration = len(samples) / rate
+    times = np.arange(round(duration * sampling_rate)) / sampling_rate
+    return np.interp(times, np.arange(len(samples)) / rate, samples).astype(np.float32)
+
+
+def _pcm_to_float(frames: bytes, width: int) -> np.ndarray:
+    """Samples as floats in [-1, 1]: 8-bit WAV is unsigned; 16/24/32-bit are signed little-endian, so each is
+    shifted into the top bytes of an int32 and scaled by the same 2**31."""
+    import numpy as np
+
+    if width == 1:
+        return (np.frombuffer(frames, dtype=np.uint8).astype(np.float32) - 128) / 128
+    if width not in (2, 3, 4):
+        raise ValueError(f"unsupported WAV sample width of {width} bytes; use 8, 16, 24 or 32-bit PCM")
+    padded = np.zeros((len(frames) // width, 4), dtype=np.uint8)
+    padded[:, 4 - width :] = np.frombuffer(frames, dtype=np.uint8).reshape(-1, width)
+    return padded.view("<i4").reshape(-1).astype(np.float32) / 2**31
+
+
+def question_and_context(inputs: Inputs) -> tuple[str, str]:
+    """The question and the passage that answers it, by the convention in this module's docstring."""
+    text = inputs["text"].strip()
+    if inputs.get("context", "").strip():
+        return text, inputs["context"].strip()
+    match = _QUESTION.search(text)
+    context = (text[: match.start()] + text[match.end() :]).strip() if match else ""
+    if not match or not context:
+        raise ValueError(
+            "question-answering needs a question and a passage: pass the passage as `context`, "
+            "or write both in `text` with the question ending in '?'"
+        )
+    return match.group().strip(), context
+
+
+def candidate_labels(inputs: Inputs) -> list[str]:
+    """The labels to choose from: the comma-separated `labels` argument, or `DEFAULT_LABELS`."""
+    labels = [label.strip() for label in inputs.get("labels", "").split(",") if label.strip()]
+    return labels or list(DEFAULT_LABELS)
+
+
+def with_mask_token(text: str, mask_token: str) -> str:
+    """`text` with its blank written in the model's own mask token (BERT says `[MASK]`, RoBERTa `<mask>`)."""
+    for spelling in MASK_SPELLINGS:
+        text = text.replace(spelling, mask_token)
+    if mask_token not in text:
+        raise ValueError(f"fill-mask needs a blank in the text, written {' or '.join(MASK_SPELLINGS)}")
+    return text
