@@ -24,6 +24,7 @@ from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import CatalogUnavailable
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.tasks import MEDIA_MODALITIES
 
@@ -56,7 +57,11 @@ async def run_with_fallbacks(
     attempts: list[str] = []
     started = time.time()
     for model_id in choice.model_ids:
-        card = context.catalog.get(model_id)
+        try:
+            card = await asyncio.to_thread(context.catalog.get, model_id)
+        except CatalogUnavailable as error:
+            attempts.append(f"{model_id}: {error}")
+            continue
         runner = context.runner_for(card) if card is not None else None
         if card is None or runner is None:
             attempts.append(f"{model_id}: no runner can run this model")

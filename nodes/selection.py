@@ -7,6 +7,7 @@ the task fails with that reason. The other candidates stay on the choice as fall
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from enum import Enum
@@ -19,7 +20,7 @@ from pydantic import BaseModel, create_model
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
-from hugginggraph.tools.catalog import ModelCard, describe
+from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, describe
 from hugginggraph.tools.llm_json import ask_json, extract_json
 
 
@@ -71,18 +72,21 @@ async def ask_for_model(
     return chosen
 
 
+def _failed(task: Task, reason: str) -> dict[str, Any]:
+    return {"results": {task.id: TaskResult(task_id=task.id, task=task.task, status="failed", error=reason)}}
+
+
 async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     task = branch["task"]
     context = runtime.context
-    candidates = context.catalog.candidates(task.task)[: context.limits.top_k]
+    try:
+        # A catalog may ask the Hub: off the event loop, so sibling branches keep going meanwhile.
+        ranked = await asyncio.to_thread(context.catalog.candidates, task.task)
+    except CatalogUnavailable as error:
+        return _failed(task, f"no model catalog could be reached: {error}")
+    candidates = ranked[: context.limits.top_k]
     if not candidates:
-        failure = TaskResult(
-            task_id=task.id,
-            task=task.task,
-            status="failed",
-            error=f"no model available for task {task.task!r}",
-        )
-        return {"results": {task.id: failure}}
+        return _failed(task, f"no model available for task {task.task!r}")
     if len(candidates) == 1:
         model_id, reason, asked = candidates[0].id, "the only candidate", False
     else:

@@ -1,5 +1,7 @@
 """Model selection: top-K by downloads, a single-choice question constrained to the candidates' ids."""
 
+import dataclasses
+
 import pytest
 from conftest import echo
 
@@ -77,3 +79,33 @@ async def test_an_unusable_choice_reply_falls_back_to_the_most_downloaded(make_c
     out = await run_graph(context)
     assert out["choices"][0].model_ids == ["b", "a"]
     assert "named no candidate" in out["choices"][0].reason
+
+
+async def test_a_choice_outside_the_candidates_is_replaced_by_the_top_one_with_the_reason(make_context, run_graph):
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        {"a": ("summarization", echo()), "b": ("summarization", echo())},
+        downloads={"a": 5, "b": 1},
+    )
+    context.llm.select = '{"model_id": "org/not-offered", "reason": "my favourite"}'
+    out = await run_graph(context)
+    assert out["choices"][0].model_ids == ["a", "b"]
+    assert out["choices"][0].reason == "the controller named no candidate; took the most downloaded"
+
+
+async def test_an_unreachable_catalog_fails_the_task_not_the_run(make_context, run_graph):
+    from hugginggraph.tools.catalog import CatalogUnavailable
+
+    class Offline:
+        def candidates(self, task):
+            raise CatalogUnavailable("the Hub did not answer")
+
+        def get(self, model_id):
+            raise CatalogUnavailable("the Hub did not answer")
+
+    context = make_context([{"task": "summarization", "id": 0, "args": {"text": "t"}}], {})
+    context = dataclasses.replace(context, catalog=Offline())
+    out = await run_graph(context)
+    assert out["results"][0].status == "failed"
+    assert out["results"][0].error == "no model catalog could be reached: the Hub did not answer"
+    assert out["answer"]
