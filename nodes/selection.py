@@ -81,10 +81,10 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
     context = runtime.context
     try:
         # A catalog may ask the Hub: off the event loop, so sibling branches keep going meanwhile.
-        ranked = await asyncio.to_thread(context.catalog.candidates, task.task)
+        found = await asyncio.to_thread(context.catalog.candidates, task.task)
     except CatalogUnavailable as error:
         return _failed(task, f"no model catalog could be reached: {error}")
-    candidates = ranked[: context.limits.top_k]
+    candidates = found[: context.limits.top_k]
     if not candidates:
         return _failed(task, f"no model available for task {task.task!r}")
     if len(candidates) == 1:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tiny_models import build_tiny_model
 
 from hugginggraph import HuggingGraphContext, Limits
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.catalog import LocalFolderCatalog
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
+from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 from PIL import Image, ImageChops, ImageDraw
-from tiny_models import (
+
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import ModelCard, read_model_folder
+from hugginggraph.tools.runners.base import RunnerOutput
+from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS, LocalTransformersRunner
+from hugginggraph.tools.tasks import TASKS
+from hugginggraph.tools.tiny_models import (
     ANSWER_LABELS,
     BUILDERS,
     IMAGE_LABELS,
@@ -25,12 +31,6 @@ from tiny_models import (
     SOUND_LABELS,
     build_tiny_model,
 )
-
-from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard, read_model_folder
-from hugginggraph.tools.runners.base import RunnerOutput
-from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS, LocalTransformersRunner
-from hugginggraph.tools.tasks import TASKS
 
 pytestmark = pytest.mark.slow
 

