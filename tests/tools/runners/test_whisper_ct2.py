@@ -7,14 +7,11 @@ espeak-ng and the model packages are installed by CI; elsewhere these tests skip
 from __future__ import annotations
 
 import asyncio
-import re
-import shutil
-import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
+from speech import speak, words_heard
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
@@ -22,23 +19,10 @@ from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, 
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.whisper_ct2 import FASTER_WHISPER, LIBRARY, TASK, WhisperCT2Runner
 
-SENTENCE = "the quick brown fox jumps over the lazy dog"
-
-
-def words_heard(transcript: str) -> int:
-    """How many of SENTENCE's words the transcript contains (each counted as often as it is spoken)."""
-    heard = Counter(re.findall(r"[a-z]+", transcript.lower()))
-    return sum((Counter(SENTENCE.split()) & heard).values())
-
 
 @pytest.fixture(scope="module")
 def speech(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed: apt-get install -y espeak-ng")
-    wav = tmp_path_factory.mktemp("audio") / "fox.wav"
-    # Slower, with gaps between words: at espeak's default pace Whisper tiny.en hears "roundfark stump".
-    subprocess.run(["espeak-ng", "-s", "120", "-g", "5", "-w", str(wav), SENTENCE], check=True)
-    return wav
+    return speak(tmp_path_factory.mktemp("audio") / "fox.wav")
 
 
 @pytest.fixture(scope="module")
