@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
 
 LIBRARY = "sentence-transformers"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -115,19 +115,20 @@ def _read_json(path: Path) -> dict[str, Any]:
 class SentenceEmbeddingRunner:
     """Runs `sentence-transformers` cards for `feature-extraction` and `sentence-similarity`.
 
-    Each model loads once per runner and stays loaded (sentence encoders are small, and few are installed).
-    One lock per model serialises its load and its calls, as in `LocalTransformersRunner`: fast tokenizers are
-    not thread-safe, and a second thread must not load the same weights again.
+    Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time (fast tokenizers
+    are not thread-safe). By default nothing is evicted: sentence encoders are small, and few are installed.
     """
 
-    def __init__(self, torch_threads: int | None = None) -> None:
+    def __init__(self, torch_threads: int | None = None, max_bytes: int | None = None) -> None:
         self.torch_threads = torch_threads
-        """Torch's intra-op threads (process-wide), set on the first load; None leaves torch's default."""
-        self._encoders: dict[str, SentenceEncoder] = {}
-        self._locks_guard = threading.Lock()
-        self._model_locks: dict[str, threading.Lock] = {}
-        self.loads = 0
+        """Torch's intra-op threads (process-wide), set at each load; None leaves torch's default."""
+        self.pool = ModelPool(self._load, max_bytes=max_bytes, size_of=lambda _card, encoder: torch_bytes(encoder))
+        """`max_bytes` bounds the encoders' parameters and buffers; None, the default, keeps every encoder loaded."""
+
+    @property
+    def loads(self) -> int:
         """How many models this runner has loaded: lets callers check that a model loads once."""
+        return self.pool.loads
 
     def can_run(self, card: ModelCard) -> bool:
         return card.library == LIBRARY and card.task in TASKS
@@ -138,26 +139,18 @@ class SentenceEmbeddingRunner:
     def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str]) -> RunnerOutput:
         if task == "sentence-similarity":
             sentences = sentences_to_compare(inputs)  # bad arguments fail before any model loads
-            with self._model_lock(card.id):
-                vectors = self._encoder(card).embed(sentences)
+            with self.pool.use(card) as encoder:
+                vectors = encoder.embed(sentences)
             return _similarity_output(sentences, (vectors[1:] @ vectors[0]).tolist())
         if task == "feature-extraction":
-            with self._model_lock(card.id):
-                vector = self._encoder(card).embed([inputs["text"]])[0].tolist()
+            with self.pool.use(card) as encoder:
+                vector = encoder.embed([inputs["text"]])[0].tolist()
             return RunnerOutput(text=f"{len(vector)}-dim embedding", data=vector)
         raise ValueError(f"{card.id} cannot do {task}; it does {', '.join(TASKS)}")
 
-    def _model_lock(self, model_id: str) -> threading.Lock:
-        with self._locks_guard:
-            return self._model_locks.setdefault(model_id, threading.Lock())
+    def _load(self, card: ModelCard) -> SentenceEncoder:
+        if self.torch_threads:
+            import torch
 
-    def _encoder(self, card: ModelCard) -> SentenceEncoder:
-        """The loaded encoder for `card`, loading it if needed; the caller holds the model's lock."""
-        if card.id not in self._encoders:
-            if self.torch_threads:
-                import torch
-
-                torch.set_num_threads(self.torch_threads)
-            self._encoders[card.id] = load_encoder(card)
-            self.loads += 1
-        return self._encoders[card.id]
+            torch.set_num_threads(self.torch_threads)
+        return load_encoder(card)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import threading
-from collections import OrderedDict
-from typing import Protocol
+from typing import Literal, Protocol
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
@@ -25,6 +25,7 @@ from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.diffusion_tasks import DIFFUSION_TASKS
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pipeline_tasks import PIPELINE_TASKS
+from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
 from hugginggraph.tools.runners.task_inputs import Predictor
 
 
@@ -46,17 +47,45 @@ LOCAL_TASKS: dict[str, LocalTask] = {**PIPELINE_TASKS, **AUTO_TASKS, **DIFFUSION
 
 
 class LocalTransformersRunner:
-    """A bounded pool of loaded models (least recently used goes first), one load per model id."""
+    """Runs `LOCAL_TASKS` on this machine, keeping loaded models in a `ModelPool` (one load per model id, calls to
+    one model one at a time, least recently used evicted first).
 
-    def __init__(self, device: str = "cpu", max_loaded: int = 8, torch_threads: int | None = None) -> None:
+    `device` is where models load: "cpu", "cuda", "cuda:1", "mps", ... or "auto", the default: CUDA when
+    `torch.cuda.is_available()`, else MPS when available, else the CPU. "auto" is decided at the first load, so
+    constructing a runner imports nothing.
+
+    The pool keeps at most `max_loaded` models and at most `max_bytes` bytes of them (parameters and buffers, see
+    `torch_bytes`; activations come on top). `max_bytes="auto"`, the default, is half the memory of the device
+    (GPU memory for CUDA, the machine's RAM for the CPU and for MPS, which shares it), decided at the first
+    load; None sets no bound on bytes. Neither a model in use nor the latest one is evicted (see `ModelPool`), so
+    the pool may exceed its bounds for a while.
+    """
+
+    def __init__(
+        self,
+        device: str = "auto",
+        max_loaded: int = 8,
+        torch_threads: int | None = None,
+        max_bytes: int | Literal["auto"] | None = "auto",
+    ) -> None:
         self.device = device
-        self.max_loaded = max_loaded
+        """The device asked for; "auto" until the first load resolves it (see the class docstring)."""
         self.torch_threads = torch_threads
-        self._predictors: OrderedDict[str, Predictor] = OrderedDict()
-        self._pool_lock = threading.Lock()
-        self._model_locks: dict[str, threading.Lock] = {}
-        self.loads = 0
+        """Torch's intra-op threads (process-wide), set at each load; None leaves torch's default."""
+        self._auto_max_bytes = max_bytes == "auto"
+        self.pool = ModelPool(
+            self._load,
+            max_loaded=max_loaded,
+            max_bytes=None if max_bytes == "auto" else max_bytes,
+            size_of=lambda _card, predictor: torch_bytes(predictor),
+        )
+        """The loaded predictors: `pool.loaded` and `pool.loaded_bytes` say what it holds."""
+        self._device_lock = threading.Lock()
+
+    @property
+    def loads(self) -> int:
         """How many models this runner has loaded: lets callers check that a model loads once."""
+        return self.pool.loads
 
     def can_run(self, card: ModelCard) -> bool:
         """Whether the card's task is one of ours, for the card's library, and that library is installed."""
@@ -67,37 +96,55 @@ class LocalTransformersRunner:
         return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
 
     def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        # One lock per model: it loads once, and calls to one model never overlap (fast tokenizers and some
-        # pipelines are not thread-safe). Different models still run in parallel.
-        with self._model_lock(card.id):
-            raw = self._predictor(card)(inputs)
+        with self.pool.use(card) as predictor:
+            raw = predictor(inputs)
         return to_runner_output(raw, artifacts, task=task, inputs=inputs)
-
-    def _model_lock(self, model_id: str) -> threading.Lock:
-        with self._pool_lock:
-            return self._model_locks.setdefault(model_id, threading.Lock())
-
-    def _predictor(self, card: ModelCard) -> Predictor:
-        """The loaded predictor for `card`, loading it if needed; the caller holds the model's lock."""
-        with self._pool_lock:
-            if card.id in self._predictors:
-                self._predictors.move_to_end(card.id)
-                return self._predictors[card.id]
-        predictor = self._load(card)
-        with self._pool_lock:
-            self._predictors[card.id] = predictor
-            while len(self._predictors) > self.max_loaded:
-                self._predictors.popitem(last=False)
-        return predictor
 
     def _load(self, card: ModelCard) -> Predictor:
         import torch
 
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
+        device = self._resolve_device()
         try:
-            predictor = LOCAL_TASKS[card.task].load(card.path or card.id, self.device)
+            return LOCAL_TASKS[card.task].load(card.path or card.id, device)
         except Exception as error:
             raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
-        self.loads += 1
-        return predictor
+
+    def _resolve_device(self) -> str:
+        """The concrete device, resolving "auto" (and an "auto" memory bound with it) on the first load."""
+        with self._device_lock:  # first loads of different models run in parallel
+            if self.device == "auto":
+                self.device = best_device()
+            if self._auto_max_bytes:
+                memory = device_memory(self.device)
+                self.pool.max_bytes = None if memory is None else memory // 2
+                self._auto_max_bytes = False
+            return self.device
+
+
+def best_device() -> str:
+    """CUDA when torch can use it, else Apple's MPS, else the CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def device_memory(device: str) -> int | None:
+    """Total bytes of memory on `device`: the GPU's own for CUDA, the machine's RAM for the CPU and for MPS (which
+    shares it); None when it cannot be told (another device type, or a system without `os.sysconf`)."""
+    kind = device.split(":")[0]
+    if kind == "cuda":
+        import torch
+
+        return int(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+    if kind in ("cpu", "mps"):
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):  # Windows has no sysconf
+            return None
+    return None

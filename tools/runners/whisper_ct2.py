@@ -13,12 +13,13 @@ load fails with a `ModelLoadError` that says what to install, and the executor m
 from __future__ import annotations
 
 import asyncio
-import threading
+from pathlib import Path
 from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.pool import ModelPool
 
 LIBRARY = "ctranslate2"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -32,13 +33,17 @@ FASTER_WHISPER = "faster-whisper==1.2.1"
 class WhisperCT2Runner:
     """Runs `ctranslate2` Whisper cards for `automatic-speech-recognition`: `inputs["audio"]` is a sound file.
 
-    Each model loads once per runner and stays loaded (one or two are installed). One lock per model serialises
-    its load and its calls, as in `LocalTransformersRunner`: a second thread must not load the same weights again,
-    and calls on one model would only compete for the same `cpu_threads`.
+    Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time (calls on one model
+    would only compete for the same `cpu_threads`). By default nothing is evicted: one or two are installed.
     """
 
     def __init__(
-        self, cpu_threads: int = 0, compute_type: str = "int8", language: str | None = "en", beam_size: int = 1
+        self,
+        cpu_threads: int = 0,
+        compute_type: str = "int8",
+        language: str | None = "en",
+        beam_size: int = 1,
+        max_bytes: int | None = None,
     ) -> None:
         self.cpu_threads = cpu_threads
         """CTranslate2 threads per model; 0 lets CTranslate2 choose (all cores)."""
@@ -48,11 +53,13 @@ class WhisperCT2Runner:
         self.language = language
         """The spoken language; None lets Whisper detect it (unreliable on clips of a few seconds)."""
         self.beam_size = beam_size
-        self._models: dict[str, Any] = {}
-        self._locks_guard = threading.Lock()
-        self._model_locks: dict[str, threading.Lock] = {}
-        self.loads = 0
+        self.pool: ModelPool[Any] = ModelPool(self._load, max_bytes=max_bytes, size_of=weights_bytes)
+        """`max_bytes` bounds the loaded models' `weights_bytes`; None, the default, keeps every model loaded."""
+
+    @property
+    def loads(self) -> int:
         """How many models this runner has loaded: lets callers check that a model loads once."""
+        return self.pool.loads
 
     def can_run(self, card: ModelCard) -> bool:
         return card.library == LIBRARY and card.task == TASK
@@ -63,8 +70,7 @@ class WhisperCT2Runner:
         return await asyncio.to_thread(self._transcribe, card, inputs["audio"])
 
     def _transcribe(self, card: ModelCard, audio: str) -> RunnerOutput:
-        with self._model_lock(card.id):
-            model = self._model(card)
+        with self.pool.use(card) as model:
             segments, info = model.transcribe(audio, language=self.language, beam_size=self.beam_size, vad_filter=False)
             # `segments` is a lazy generator: the decoding happens here, so it must stay under the lock.
             found = [{"start": s.start, "end": s.end, "text": s.text.strip()} for s in segments]
@@ -72,17 +78,6 @@ class WhisperCT2Runner:
         return RunnerOutput(
             text=text, data={"text": text, "language": info.language, "duration": info.duration, "segments": found}
         )
-
-    def _model_lock(self, model_id: str) -> threading.Lock:
-        with self._locks_guard:
-            return self._model_locks.setdefault(model_id, threading.Lock())
-
-    def _model(self, card: ModelCard) -> Any:
-        """The loaded model for `card`, loading it if needed; the caller holds the model's lock."""
-        if card.id not in self._models:
-            self._models[card.id] = self._load(card)
-            self.loads += 1
-        return self._models[card.id]
 
     def _load(self, card: ModelCard) -> Any:
         if card.path is None:
@@ -103,3 +98,10 @@ class WhisperCT2Runner:
             )
         except Exception as error:
             raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
+
+
+def weights_bytes(card: ModelCard, model: Any) -> int:
+    """The size of the card's `model.bin`: CTranslate2 keeps the weights in memory about as stored (int8 weights
+    saved as float16 take less), and it offers no way to ask. 0 when the file is not there."""
+    weights = Path(card.path or "", "model.bin")
+    return weights.stat().st_size if weights.is_file() else 0

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tiny_models import build_tiny_model
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard, read_model_folder
 from hugginggraph.tools.runners.base import ModelLoadError
-from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
+from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner, best_device, device_memory
+from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +28,27 @@ async def test_concurrent_calls_load_a_model_once(tmp_path: Path):
     assert all(output.text.split(" (")[0] in {"NEGATIVE", "POSITIVE"} for output in outputs)
 
 
-async def test_the_pool_evicts_the_least_recently_used(tmp_path: Path):
+@pytest.mark.parametrize("bound", [{"max_loaded": 1}, {"max_bytes": 1}])
+async def test_the_pool_evicts_the_least_recently_used(bound: dict[str, int], tmp_path: Path):
     cards = [
         read_model_folder(build_tiny_model(t, tmp_path / t)) for t in ("text-classification", "token-classification")
     ]
     cards = [c for c in cards if c is not None]
-    runner = LocalTransformersRunner(max_loaded=1, torch_threads=1)
+    runner = LocalTransformersRunner(torch_threads=1, **bound)
     for card in [*cards, cards[0]]:
         await runner.run(card, card.task, {"text": "a fine day"}, ArtifactStore(tmp_path, 0))
     assert runner.loads == 3
+
+
+async def test_the_auto_device_and_memory_bound_are_decided_at_the_first_load(tmp_path: Path):
+    card = read_model_folder(build_tiny_model("text-classification", tmp_path / "cls"))
+    runner = LocalTransformersRunner(torch_threads=1)
+    assert runner.device == "auto" and runner.pool.max_bytes is None
+    await runner.run(card, card.task, {"text": "a fine day"}, ArtifactStore(tmp_path, 0))
+    assert runner.device == best_device()
+    memory = device_memory(runner.device)
+    assert memory and runner.pool.max_bytes == memory // 2
+    assert 0 < runner.pool.loaded_bytes < runner.pool.max_bytes
 
 
 async def test_long_text_is_truncated_not_a_crash(tmp_path: Path):
