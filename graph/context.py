@@ -6,9 +6,10 @@ compiled graph serves many configurations at once. It is not checkpointed: pass 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 
@@ -31,12 +32,15 @@ class Limits:
     """How much of each model description the selection prompt shows."""
 
 
+Stage = Literal["plan", "select", "respond"]
+
+
 @dataclass(frozen=True)
 class HuggingGraphContext:
     """The controller LLM and the expert models of a run."""
 
     llm: BaseChatModel
-    """The controller: plans, chooses models, writes the answer."""
+    """The controller: plans, chooses models, writes the answer (unless a stage has its own below)."""
     catalog: ModelCatalog
     runners: Sequence[ModelRunner]
     """Tried in order; the first that can run a model runs it."""
@@ -45,6 +49,11 @@ class HuggingGraphContext:
     artifacts_dir: Path = field(default_factory=lambda: default_data_dir() / "artifacts")
     """Each run writes its outputs to a sub-folder named after its thread id."""
     limits: Limits = field(default_factory=Limits)
+    stage_llms: Mapping[Stage, BaseChatModel] = field(default_factory=dict)
+    """Per-stage controllers, e.g. a stronger model for planning than for the answer."""
+
+    def llm_for(self, stage: Stage) -> BaseChatModel:
+        return self.stage_llms.get(stage, self.llm)
 
     def runner_for(self, card: ModelCard) -> ModelRunner | None:
         return next((runner for runner in self.runners if runner.can_run(card)), None)

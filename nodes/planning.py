@@ -79,7 +79,7 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
     history = state.get("messages", [])
     if not request:
         return {"raw_plan": [], "plan_error": "the request is empty: say what you want done"}
-    reply = await ask_json(runtime.context.llm, planning_messages(request, files, history), PlanOutput)
+    reply = await ask_json(runtime.context.llm_for("plan"), planning_messages(request, files, history), PlanOutput)
     # A new turn on a thread starts with no choices or results: the reducers would otherwise merge old ones in.
     turn: dict[str, Any] = {
         "messages": [HumanMessage(request)],

@@ -64,7 +64,7 @@ def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
 
 
 async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
-    llm = runtime.context.llm
+    llm = runtime.context.llm_for("respond")
     if state.get("plan_error"):
         answer = f"I could not carry out this request: {state['plan_error']}."
     elif not state.get("plan"):

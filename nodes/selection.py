@@ -61,7 +61,7 @@ async def ask_for_model(
         args=json.dumps(task.args, ensure_ascii=False),
         candidates="\n".join(describe(card, context.limits.description_chars) for card in candidates),
     )
-    reply = await ask_json(context.llm, [HumanMessage(prompt)], choice_schema(candidates))
+    reply = await ask_json(context.llm_for("select"), [HumanMessage(prompt)], choice_schema(candidates))
     ids = [card.id for card in candidates]
     if reply.parsed is not None:
         parsed: Any = reply.parsed
