@@ -114,21 +114,35 @@ async def run_plan_task(
     """One plan item, from waiting on its dependencies to its result. Never raises."""
     if known is not None:
         return known
+    emit = get_stream_writer()
     done = {result.task_id: result for result in await asyncio.gather(*dependencies)}
     unfinished = [result for result in done.values() if result.status != "ok"]
     if unfinished:
         reasons = "; ".join(f"task {r.task_id} ({r.task}) {r.status}" for r in unfinished)
-        return TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"skipped because {reasons}")
-    emit = get_stream_writer()
-    emit({"event": "task_started", "task_id": task.id, "task": task.task})
+        result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"skipped because {reasons}")
+    else:
+        emit({"event": "task_started", "task_id": task.id, "task": task.task})
+        result = await _run_safely(task, choice, done, context, run_dir)
+    emit(
+        {
+            "event": "task_finished",
+            "task_id": task.id,
+            "status": result.status,
+            "result": result.model_dump(mode="json"),
+        }
+    )
+    return result
+
+
+async def _run_safely(
+    task: Task, choice: ModelChoice | None, done: dict[int, TaskResult], context: HuggingGraphContext, run_dir: Path
+) -> TaskResult:
     try:
         if choice is None:
             raise MissingInput("no model was chosen for this task")
-        result = await run_with_fallbacks(task, choice, resolve_inputs(task, done), context, run_dir)
+        return await run_with_fallbacks(task, choice, resolve_inputs(task, done), context, run_dir)
     except Exception as error:  # a bug or bad input in one task must not take down its siblings
-        result = TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
-    emit({"event": "task_finished", "task_id": task.id, "status": result.status, "error": result.error})
-    return result
+        return TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
 
 
 async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:

@@ -554,7 +554,7 @@ def _stable_diffusion(folder: Path) -> str:
         feature_extractor=None,
         requires_safety_checker=False,
     )
-    pipeline.save_pretrained(folder)
+    pipeline.save_pretrained(folder)  # type: ignore[attr-defined]  # inherited from DiffusionPipeline at run time
     return type(pipeline).__name__
 
 

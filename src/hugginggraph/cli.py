@@ -1,15 +1,23 @@
 """The `hugginggraph` command line.
 
 Start-up imports nothing heavy (no torch, no transformers): each command imports what it needs when it runs.
-Exit codes: 0 success, 1 the command failed (the message says why), 2 bad usage.
+Exit codes: 0 done (an answer was written, even if some tasks failed: it says which), 1 the request could not be
+carried out or the command failed (the message says why), 2 bad usage, 3 bad configuration (no model installed,
+key missing, unknown model name).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+EXIT_FAILED, EXIT_CONFIG = 1, 3
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -63,11 +71,160 @@ def _models_install_offline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace) -> Any:
+    from hugginggraph.settings import load_settings
+
+    flags = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "models_dirs": args.models_dir or None,
+        "hub": args.hub or None,
+        "checkpoint_path": args.checkpoints,
+    }
+    return load_settings(flags)
+
+
+async def _stream(graph: Any, graph_input: Any, thread_id: str, context: Any, **options: Any) -> dict[str, Any]:
+    """Run the graph, printing its progress; return its final state."""
+    from hugginggraph.console import RunPrinter
+
+    printer = RunPrinter()
+    config = {"configurable": {"thread_id": thread_id}}
+    async for mode, chunk in graph.astream(
+        graph_input, config, context=context, stream_mode=["updates", "custom"], **options
+    ):
+        if mode == "custom":
+            printer.event(chunk)
+        else:
+            for node, update in chunk.items():
+                printer.update(node, update)
+    state: dict[str, Any] = (await graph.aget_state(config)).values
+    if not options:
+        printer.outcome(state, thread_id)
+    return state
+
+
+async def _turns(args: argparse.Namespace, requests: Sequence[str] | None) -> int:
+    """Run requests on one thread (or resume it when `requests` is None), printing each."""
+    from hugginggraph.defaults import build_context
+    from hugginggraph.graph.builder import build_graph
+    from hugginggraph.graph.checkpoint import sqlite_checkpointer
+
+    settings = _settings(args)
+    context = build_context(settings)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    code = 0
+    async with sqlite_checkpointer(settings.checkpoint_path) as saver:
+        graph = build_graph(saver)
+        for graph_input in [None] if requests is None else [{"request": r, "files": args.file} for r in requests]:
+            state = await _stream(graph, graph_input, thread_id, context)
+            code = EXIT_FAILED if state.get("plan_error") else 0
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    return asyncio.run(_turns(args, [args.request]))
+
+
+def _resume(args: argparse.Namespace) -> int:
+    return asyncio.run(_turns(args, None))
+
+
+def _chat(args: argparse.Namespace) -> int:
+    """A conversation on one thread: one request per line, until an empty input, `exit` or end of input."""
+    requests = []
+    for line in sys.stdin:
+        if line.strip().lower() in ("exit", "quit"):
+            break
+        if line.strip():
+            requests.append(line.strip())
+    return asyncio.run(_turns(args, requests)) if requests else 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """Plan and validate, without running anything; print the plan as JSON."""
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from hugginggraph.console import plan_json
+    from hugginggraph.defaults import build_context
+    from hugginggraph.graph.builder import build_graph
+
+    context = build_context(_settings(args))
+    graph = build_graph(InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "plan"}}
+    state = asyncio.run(
+        graph.ainvoke(
+            {"request": args.request, "files": args.file}, config, context=context, interrupt_after=["validate"]
+        )
+    )
+    print(plan_json(state))
+    return EXIT_FAILED if state.get("plan_error") else 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from hugginggraph.runs import ahistory
+
+    snapshots = asyncio.run(ahistory(args.thread, checkpoint_path=_settings(args).checkpoint_path))
+    if not snapshots:
+        print(f"error: no run with thread id {args.thread!r}; `hugginggraph runs` lists them", file=sys.stderr)
+        return EXIT_FAILED
+    for snapshot in reversed(snapshots):
+        step = snapshot.metadata.get("step") if snapshot.metadata else None
+        wrote = ", ".join((snapshot.metadata or {}).get("writes") or {}) or "-"
+        waiting = ", ".join(snapshot.next) or "done"
+        print(f"step {step}: {snapshot.created_at}  wrote {wrote}  next {waiting}")
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from hugginggraph.runs import athreads
+
+    for thread_id in asyncio.run(athreads(checkpoint_path=_settings(args).checkpoint_path)):
+        print(thread_id)
+    return 0
+
+
+def _configuration_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-0.5b)")
+    command.add_argument("--base-url", help="an OpenAI-compatible server for openai: models")
+    command.add_argument("--models-dir", type=Path, action="append", default=[], help="more model folders")
+    command.add_argument("--hub", action="store_true", help="also use the Hugging Face Hub's models")
+    command.add_argument("--checkpoints", type=Path, help="the SQLite file runs are saved in")
+
+
 def parser() -> argparse.ArgumentParser:
     from hugginggraph.defaults import models_dir
 
     root = argparse.ArgumentParser(prog="hugginggraph", description="HuggingGPT as a LangGraph graph.")
     commands = root.add_subparsers(dest="command", required=True)
+
+    for name, action, about in [
+        ("run", _run, "plan, choose models, run them and answer one request"),
+        ("plan", _plan, "print the validated plan as JSON, running nothing"),
+    ]:
+        command = commands.add_parser(name, help=about)
+        command.add_argument("request")
+        command.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
+        command.add_argument("--thread", help="continue this conversation (default: a new one)")
+        _configuration_flags(command)
+        command.set_defaults(run=action)
+    chat = commands.add_parser("chat", help="a conversation on one thread, one request per line of input")
+    chat.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
+    chat.add_argument("--thread", help="continue this conversation")
+    _configuration_flags(chat)
+    chat.set_defaults(run=_chat)
+    for name, action, about in [
+        ("resume", _resume, "finish an interrupted run"),
+        ("history", _history, "the saved steps of a run"),
+    ]:
+        command = commands.add_parser(name, help=about)
+        command.add_argument("thread")
+        _configuration_flags(command)
+        command.set_defaults(run=action)
+    runs = commands.add_parser("runs", help="list saved runs, newest first")
+    _configuration_flags(runs)
+    runs.set_defaults(run=_runs)
 
     models = commands.add_parser("models", help="the expert models this machine can run").add_subparsers(
         dest="models_command", required=True
@@ -90,8 +247,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from hugginggraph.settings import ConfigurationError
+
     args = parser().parse_args(argv)
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except ConfigurationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted: `hugginggraph resume THREAD` finishes the run", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as error:
+        if os.environ.get("HUGGINGGRAPH_DEBUG"):
+            raise
+        print(f"error: {type(error).__name__}: {error} (set HUGGINGGRAPH_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
     return code
 
 

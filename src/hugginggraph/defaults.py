@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from hugginggraph.controllers import chat_model
 from hugginggraph.graph.checkpoint import default_data_dir
+from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.settings import Settings
 from hugginggraph.tools.catalog import (
     CombinedCatalog,
     HFCacheCatalog,
@@ -60,3 +63,18 @@ def default_runners(llm_runner: LLMRunner | None = None) -> list[ModelRunner]:
         InferenceEndpointRunner(),
     ]
     return [*runners, llm_runner] if llm_runner is not None else runners
+
+
+def build_context(settings: Settings, workspace: Path | None = None) -> HuggingGraphContext:
+    """The context a configured run gets: its controllers, every catalog and runner, the controller as the last
+    expert for text tasks."""
+    llm = chat_model(settings.model, settings)
+    stage_llms = {stage: chat_model(spec, settings) for stage, spec in settings.stage_models().items()}
+    expert = LLMRunner(llm)
+    return HuggingGraphContext(
+        llm=llm,
+        stage_llms=stage_llms,  # type: ignore[arg-type]  # keys come from Settings.stage_models: plan/select/respond
+        catalog=default_catalog(settings.models_dirs, hub=settings.hub, llm_runner=expert),
+        runners=default_runners(expert),
+        workspace=workspace or Path.cwd(),
+    )
