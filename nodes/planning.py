@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState
 from hugginggraph.prompts import load_json, render
-from hugginggraph.tools.llm_json import ask_json, extract_json
+from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json
 from hugginggraph.tools.tasks import TASKS
 
 
@@ -79,7 +79,6 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
     history = state.get("messages", [])
     if not request:
         return {"raw_plan": [], "plan_error": "the request is empty: say what you want done"}
-    reply = await ask_json(runtime.context.llm_for("plan"), planning_messages(request, files, history), PlanOutput)
     # A new turn on a thread starts with no choices or results: the reducers would otherwise merge old ones in.
     turn: dict[str, Any] = {
         "messages": [HumanMessage(request)],
@@ -87,6 +86,11 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "choices": Overwrite({}),
         "results": Overwrite({}),
     }
+    try:
+        reply = await ask_json(runtime.context.llm_for("plan"), planning_messages(request, files, history), PlanOutput)
+    except ControllerUnavailable as error:
+        # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.
+        return {**turn, "raw_plan": [], "plan_error": str(error)}
     if reply.parsed is not None:
         items = [task.model_dump(exclude_none=True) for task in reply.parsed.tasks]
         return {**turn, "raw_plan": items}

@@ -79,6 +79,20 @@ async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
             plan_notes="; ".join(state.get("plan_repairs", [])) or "none",
             results=results_for_prompt(results),
         )
-        reply = await llm.ainvoke([HumanMessage(prompt)])
-        answer = confine_paths(reply.text, _real_paths(state, results))
+        try:
+            reply = await llm.ainvoke([HumanMessage(prompt)])
+        except Exception as error:  # the results are real and paid for: report them without the LLM
+            answer = plain_summary(results, f"{type(error).__name__}: {error}")
+        else:
+            answer = confine_paths(reply.text, _real_paths(state, results))
     return {"answer": answer, "messages": [AIMessage(answer)]}
+
+
+def plain_summary(results: list[TaskResult], why: str) -> str:
+    """The results in plain lines, for when the controller cannot write the answer."""
+    lines = [f"The controller LLM could not write the answer ({why}). The tasks ended as follows:"]
+    for result in results:
+        outcome = f"{result.text} (model {result.model_id})" if result.status == "ok" else result.error
+        lines.append(f"- task {result.task_id} ({result.task}) {result.status}: {outcome}")
+        lines.extend(f"  {artifact.kind}: {artifact.path}" for artifact in result.artifacts)
+    return "\n".join(lines)

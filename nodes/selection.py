@@ -21,13 +21,15 @@ from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
 from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, describe
-from hugginggraph.tools.llm_json import ask_json, extract_json
+from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json
 
 
 def choice_schema(candidates: list[ModelCard]) -> type[BaseModel]:
-    """A schema whose `model_id` can only be one of the candidates' ids (an enum in JSON schema)."""
+    """A schema whose `model_id` can only be one of the candidates' ids (an enum in JSON schema).
+
+    Both fields are required and neither has a default: OpenAI's strict structured outputs refuse a `default`."""
     model_ids = Enum("CandidateId", {f"c{i}": card.id for i, card in enumerate(candidates)})  # type: ignore[misc]
-    schema: type[BaseModel] = create_model("ModelChoiceReply", model_id=(model_ids, ...), reason=(str, ""))
+    schema: type[BaseModel] = create_model("ModelChoiceReply", model_id=(model_ids, ...), reason=(str, ...))
     return schema
 
 
@@ -61,8 +63,11 @@ async def ask_for_model(
         args=json.dumps(task.args, ensure_ascii=False),
         candidates="\n".join(describe(card, context.limits.description_chars) for card in candidates),
     )
-    reply = await ask_json(context.llm_for("select"), [HumanMessage(prompt)], choice_schema(candidates))
     ids = [card.id for card in candidates]
+    try:
+        reply = await ask_json(context.llm_for("select"), [HumanMessage(prompt)], choice_schema(candidates))
+    except ControllerUnavailable as error:  # the run goes on: ranking alone is a fair choice
+        return ids[0], f"took the most downloaded; {error}"
     if reply.parsed is not None:
         parsed: Any = reply.parsed
         return parsed.model_id.value, parsed.reason

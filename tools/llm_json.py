@@ -12,6 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from langchain_core.exceptions import (
+    ModelAuthenticationError,
+    ModelConnectionError,
+    ModelError,
+    ModelNotFoundError,
+    ModelPermissionDeniedError,
+    ModelTimeoutError,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
@@ -29,8 +37,41 @@ class LLMReply(Generic[SchemaT]):
     text: str = ""
 
 
+class ControllerUnavailable(Exception):
+    """The controller LLM cannot be used at all: its server is unreachable, or refuses our key or model name.
+
+    Raised instead of trying a plain call, which would fail the same way; the message names the URL asked and
+    what to check, so a stage can hand it to the user as it is.
+    """
+
+
+# What each kind of provider failure (langchain-core's names, the same for every provider) means, and what to check.
+_UNAVAILABLE: dict[type[ModelError], tuple[str, str]] = {
+    ModelConnectionError: ("could not be reached", "check that the server is running and that the base URL is right"),
+    ModelTimeoutError: ("did not answer in time", "check that the server is up and not overloaded"),
+    ModelAuthenticationError: ("rejected the API key", "check the key you gave"),
+    ModelPermissionDeniedError: ("refused this API key access", "check the key's permissions"),
+    ModelNotFoundError: ("answered 404", "check the model name, and that the base URL is the API's (often ending /v1)"),
+}
+_UNAVAILABLE_ERRORS = tuple(_UNAVAILABLE)
+
+
+def _unavailable(error: ModelError) -> ControllerUnavailable:
+    """The user's message for `error`: the URL the client asked (SDKs on httpx keep it) and the innermost cause."""
+    problem, advice = next(words for kind, words in _UNAVAILABLE.items() if isinstance(error, kind))
+    url = getattr(getattr(error, "request", None), "url", None)
+    cause: BaseException = error
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    where = f" at {url}" if url else ""
+    return ControllerUnavailable(f"the controller LLM{where} {problem} ({type(cause).__name__}: {cause}): {advice}")
+
+
 async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: type[SchemaT]) -> LLMReply[SchemaT]:
-    """Structured output first; on models without it (or when it fails), a plain call whose text is returned."""
+    """Structured output first; on models without it (or when it fails), a plain call whose text is returned.
+
+    Raises ControllerUnavailable when the model cannot be reached or refuses our key, model name or URL.
+    """
     try:
         structured = llm.with_structured_output(schema, include_raw=True)
     except NotImplementedError:
@@ -38,6 +79,8 @@ async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: 
     if structured is not None:
         try:
             reply = await structured.ainvoke(list(messages))
+        except _UNAVAILABLE_ERRORS as error:
+            raise _unavailable(error) from error
         except Exception:  # a server that rejects the schema still deserves a plain try
             reply = None
         if isinstance(reply, dict):
@@ -47,7 +90,10 @@ async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: 
             raw = reply.get("raw")
             if isinstance(raw, BaseMessage) and raw.text:
                 return LLMReply(text=raw.text)
-    message = await llm.ainvoke(list(messages))
+    try:
+        message = await llm.ainvoke(list(messages))
+    except _UNAVAILABLE_ERRORS as error:
+        raise _unavailable(error) from error
     return LLMReply(text=message.text)
 
 

@@ -42,3 +42,27 @@ async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_c
     path = out["results"][0].artifacts[0].path
     assert Path(path).is_file() and path in seen[0]
     assert out["answer"] == f"I drew {path} and also saved [no such file: /home/me/extra.png]."
+
+
+async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):
+    from conftest import echo
+
+    plan = [
+        {"task": "summarization", "id": 0, "args": {"text": "long"}},
+        {"task": "text-classification", "id": 1, "args": {"text": "x"}},
+    ]
+    context = make_context(
+        plan, {"s": ("summarization", echo()), "c": ("text-classification", echo(fail=ValueError("bad")))}
+    )
+
+    def down(messages):
+        raise ConnectionError("server went away")
+
+    context.llm.respond = down
+    out = await run_graph(context)
+    assert out["answer"].splitlines() == [
+        "The controller LLM could not write the answer (ConnectionError: server went away). "
+        "The tasks ended as follows:",
+        "- task 0 (summarization) ok: s(long) (model s)",
+        f"- task 1 (text-classification) failed: {out['results'][1].error}",
+    ]

@@ -109,3 +109,22 @@ async def test_an_unreachable_catalog_fails_the_task_not_the_run(make_context, r
     assert out["results"][0].status == "failed"
     assert out["results"][0].error == "no model catalog could be reached: the Hub did not answer"
     assert out["answer"]
+
+
+async def test_an_unreachable_controller_leaves_the_ranking_to_choose(make_context, run_graph):
+    from hugginggraph.tools.llm_json import ControllerUnavailable
+
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        {"a": ("summarization", echo()), "b": ("summarization", echo())},
+        downloads={"a": 1, "b": 2},
+    )
+
+    def down(messages):
+        raise ControllerUnavailable("the controller LLM could not be reached")
+
+    context.llm.select = down
+    out = await run_graph(context)
+    assert out["choices"][0].model_ids == ["b", "a"]
+    assert out["choices"][0].reason == "took the most downloaded; the controller LLM could not be reached"
+    assert out["results"][0].status == "ok"
