@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from platformdirs import user_data_dir
 
 
@@ -26,12 +27,22 @@ def default_checkpoint_path() -> Path:
 @asynccontextmanager
 async def sqlite_checkpointer(path: Path | str | None = None) -> AsyncIterator[BaseCheckpointSaver]:
     """An `AsyncSqliteSaver` on `path` (default: `default_checkpoint_path()`), open for the block."""
+    import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     target = Path(path) if path is not None else default_checkpoint_path()
     target.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(target)) as saver:
-        yield saver
+    async with aiosqlite.connect(str(target)) as connection:
+        yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+
+
+def checkpoint_serializer() -> JsonPlusSerializer:
+    """LangGraph's serializer, allowed to rebuild only its own safe types and our state models: a checkpoint file
+    that someone else wrote cannot make us instantiate arbitrary classes."""
+    from hugginggraph.graph.state import ModelChoice, Task, TaskResult
+    from hugginggraph.tools.artifacts import Artifact
+
+    return JsonPlusSerializer(allowed_msgpack_modules=[Task, ModelChoice, TaskResult, Artifact])
 
 
 async def list_threads(saver: BaseCheckpointSaver) -> list[str]:

@@ -170,10 +170,8 @@ def _history(args: argparse.Namespace) -> int:
         print(f"error: no run with thread id {args.thread!r}; `hugginggraph runs` lists them", file=sys.stderr)
         return EXIT_FAILED
     for snapshot in reversed(snapshots):
-        step = snapshot.metadata.get("step") if snapshot.metadata else None
-        wrote = ", ".join((snapshot.metadata or {}).get("writes") or {}) or "-"
-        waiting = ", ".join(snapshot.next) or "done"
-        print(f"step {step}: {snapshot.created_at}  wrote {wrote}  next {waiting}")
+        step = (snapshot.metadata or {}).get("step")
+        print(f"step {step}: {snapshot.created_at}  next {', '.join(snapshot.next) or 'done'}")
     return 0
 
 

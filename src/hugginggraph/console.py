@@ -41,7 +41,8 @@ class RunPrinter:
 
     def plan(self, plan: list[Task], repairs: list[str], doomed: Mapping[int, TaskResult]) -> None:
         self.tasks = {task.id: task for task in plan}
-        self.line(f"Plan ({len(plan)} tasks):" if plan else "Plan: no task needed, answering directly.")
+        count = f"{len(plan)} task{'s' if len(plan) != 1 else ''}"
+        self.line(f"Plan ({count}):" if plan else "Plan: no task needed, answering directly.")
         for task in plan:
             after = f"  (after {', '.join(map(str, task.dep))})" if task.dep else ""
             self.line(f"  [{task.id}] {task.task}  {_args(task)}{after}")

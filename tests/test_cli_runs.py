@@ -1,0 +1,105 @@
+"""`hugginggraph run / plan / chat / resume / history / runs` as a user drives them: in a subprocess, against a
+local OpenAI-compatible server as the controller and a tiny real model as the expert."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from openai_fake import FakeOpenAI
+
+from hugginggraph.tools.tiny_models import build_tiny_model
+
+pytestmark = pytest.mark.slow
+
+PLAN = [{"task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
+ANSWER = "The text reads as positive."
+PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("models")
+    build_tiny_model("text-classification", root / "tiny-text-classification")
+    return root
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    replies = {"plan": json.dumps({"tasks": PLAN}), "respond": ANSWER, "chat": "Hello!"}
+    with FakeOpenAI(replies) as fake:
+        yield fake
+
+
+@pytest.fixture
+def cli(tmp_path: Path, models: Path, server: FakeOpenAI):
+    """Runs `hugginggraph ARGS` with the fake controller, the tiny models and a fresh data directory."""
+    env = {key: value for key, value in os.environ.items() if key not in PROXIES}
+    env.update(HUGGINGGRAPH_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-test", HF_HUB_OFFLINE="1")
+    configuration = ["--model", "openai:fake-model", "--base-url", server.base_url, "--models-dir", str(models)]
+
+    def run(*args: str, stdin: str = "", configured: bool = True) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "hugginggraph", *args, *(configuration if configured else [])]
+        return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+    return run
+
+
+def test_run_shows_plan_progress_answer_and_thread(cli):
+    out = cli("run", "is this text positive?", "--thread", "first")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:2] == ["Plan (1 task):", "  [0] text-classification  text=what a fine day"]
+    assert "[0] text-classification started" in lines
+    assert any(line.startswith("[0] text-classification ok (tiny-text-classification") for line in lines)
+    assert lines[lines.index("Answer:") + 1] == ANSWER
+    assert lines[-1] == "Thread first: `hugginggraph history first` shows its steps."
+
+
+def test_plan_prints_the_validated_plan_and_runs_nothing(cli, server):
+    out = cli("plan", "is this text positive?")
+    assert out.returncode == 0, out.stderr
+    printed = json.loads(out.stdout)
+    assert printed["plan"] == [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "what a fine day"}}]
+    assert printed["error"] is None and printed["cannot_run"] == {}
+    assert server.requests_for("respond") == []
+
+
+def test_chat_keeps_one_thread_and_history_and_runs_show_it(cli):
+    out = cli("chat", "--thread", "talk", stdin="hello\nis this text positive?\nexit\nnever sent\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("Answer:") == 2 and "never sent" not in out.stdout
+    assert "Deserializing unregistered type" not in out.stderr  # our state types are on the allowlist
+    assert cli("runs").stdout.split() == ["talk"]
+    history = cli("history", "talk")
+    assert history.returncode == 0
+    steps = history.stdout.splitlines()
+    assert steps[0].startswith("step -1:") and steps[-1].endswith("next done")
+    assert sum(step.endswith("next respond") for step in steps) == 2  # one answer per turn
+
+
+def test_resume_of_a_finished_run_reports_it_again(cli):
+    assert cli("run", "is this text positive?", "--thread", "again").returncode == 0
+    out = cli("resume", "again")
+    assert out.returncode == 0 and ANSWER in out.stdout
+
+
+def test_a_missing_input_file_fails_that_task_with_a_clear_reason(cli, server):
+    server.replies["plan"] = json.dumps(
+        {"tasks": [{"task": "image-classification", "id": 0, "dep": [-1], "args": {"image": "cat.png"}}]}
+    )
+    out = cli("run", "what is in cat.png?", "--file", "cat.png")
+    assert out.returncode == 0
+    assert "cannot run [0]: input file 'cat.png' not found" in out.stdout
+
+
+def test_an_unreachable_controller_is_one_clear_line_and_exit_1(cli, tmp_path):
+    out = cli("run", "hello", "--model", "openai:fake-model", "--base-url", "http://127.0.0.1:9/v1", configured=False)
+    assert out.returncode == 1
+    assert "I could not carry out this request: " in out.stdout and "could not be reached" in out.stdout
+    assert "Traceback" not in out.stderr
