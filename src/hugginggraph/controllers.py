@@ -37,10 +37,10 @@ def _openai(name: str, settings: Settings) -> BaseChatModel:
 
 
 def _local(name: str) -> BaseChatModel:
+    from hugginggraph.tools.controllers.gguf_weights import ControllerNotInstalled
+    from hugginggraph.tools.controllers.local_llama import local_chat_model
+
     try:
-        from hugginggraph.tools.controllers.local_llama import local_chat_model
-    except ImportError as error:
-        raise ConfigurationError(
-            f"the embedded controller needs llama-cpp-python: pip install 'hugginggraph[local]' ({error})"
-        ) from error
-    return local_chat_model(name)
+        return local_chat_model(name)
+    except ControllerNotInstalled as error:
+        raise ConfigurationError(str(error)) from error

@@ -1,0 +1,243 @@
+"""The embedded controller: a LangChain chat model that runs a GGUF file in-process with llama-cpp-python.
+
+It needs no key, no server and no network, so HuggingGraph has a controller on any machine. Small models plan
+poorly but must never break the graph, so structured output is grammar-constrained: llama.cpp turns the JSON
+schema into a grammar and samples only tokens that keep the reply inside it, and the reply parses by construction.
+
+llama.cpp's default build compiles for the build machine's CPU, and on VMs that fault on AMX it crashes on the
+first token. llama-cpp-python 0.3.36 does not expose `use_extra_bufts` (the load-time switch that avoids it), so
+the fix is the build: `CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36` (portable AVX2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.util import find_spec
+from operator import itemgetter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from pydantic import BaseModel, Field
+
+from hugginggraph.tools.controllers.gguf_weights import ControllerNotInstalled, gguf_path
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama, LlamaGrammar, LlamaRAMCache
+
+LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
+
+N_BATCH = 64
+"""Prompt tokens evaluated per batch. llama-cpp-python keeps a logits buffer of n_batch x vocabulary floats and
+copies it into every saved prompt state: 64 rather than the default 512 cuts it from 297 MB to 37 MB (save 0.7 s
+to 0.02 s a call) at no measured cost in prompt speed (126-137 vs 136-147 tok/s, within this machine's noise)."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers narrow), at least one."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass
+class _LoadedModel:
+    """A loaded llama.cpp model, the lock that keeps calls on it from overlapping (its context is stateful), and
+    its saved prompt states."""
+
+    llama: Llama
+    lock: threading.Lock
+    states: LlamaRAMCache | None
+
+    @classmethod
+    def load(cls, path: str, n_ctx: int, n_threads: int, cache_mb: int) -> _LoadedModel:
+        from llama_cpp import Llama, LlamaRAMCache
+
+        llama = Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_batch=N_BATCH,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            verbose=False,
+        )
+        states = LlamaRAMCache(capacity_bytes=cache_mb << 20) if cache_mb > 0 else None
+        llama.set_cache(states)
+        return cls(llama, threading.Lock(), states)
+
+    def complete(self, **request: Any) -> Any:
+        """`Llama.create_chat_completion(**request)`, one call at a time."""
+        with self.lock:
+            completion = self.llama.create_chat_completion(**request)
+            if self.states is not None and self.states.cache_state:
+                # The state just saved holds a copy of the logits of every batch row; restoring needs none (the
+                # next prompt always evaluates its last token again), and the cache's capacity counts none.
+                newest = next(reversed(self.states.cache_state.values()))
+                newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
+        return completion
+
+
+@lru_cache(maxsize=64)
+def _grammar(json_schema: str) -> LlamaGrammar:
+    """The grammar of a JSON schema (given as JSON text, to be hashable), converted once per schema.
+
+    Converted here rather than through `response_format`, whose handler silently falls back to a grammar of any
+    JSON when the conversion fails: a schema the converter cannot handle must fail loudly, not parse loosely.
+    """
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_json_schema(json_schema, verbose=False)
+
+
+class LocalLlamaChatModel(BaseChatModel):
+    """A GGUF chat model run in this process; greedy by default, so the same request gets the same plan.
+
+    The model loads on the first call, not at construction, so building a context costs nothing when another
+    controller serves. Loaded models are kept in `loaded`, one per file and load settings, and shared by every
+    instance that asks for the same: each holds hundreds of MB.
+    """
+
+    model_path: str
+    """The GGUF file; its embedded chat template formats the messages."""
+    n_ctx: int = 8192
+    """Context window in tokens. The planning prompt (task list and 5 demos) takes 1,150 Qwen tokens; the rest
+    leaves room for the chat history the planner also sees, at 12-28 KB of memory a token."""
+    n_threads: int = Field(default_factory=available_cores)
+    """CPU threads for prompt evaluation and decoding: all cores, since calls run one at a time."""
+    temperature: float = 0.0
+    """0 decodes greedily: deterministic, and what small models plan best with."""
+    max_tokens: int = 1024
+    """Upper bound on the reply's tokens. A structured reply cut here is incomplete JSON, the one way it can fail
+    to parse, so it is set far above the longest measured (80 tokens a plan, 71 a model choice)."""
+    seed: int = 0
+    """Sampling seed, used only when `temperature` > 0."""
+    prompt_cache_mb: int = 128
+    """Memory for saved prompt states (0: none), about 12 KB a token for the 0.5B and 28 KB for the 1.5B. The
+    graph alternates planning, selection and answer prompts; a saved state lets the next plan restore the
+    planning prompt's shared prefix (1,100 tokens) instead of evaluating it again: 3-5 s a plan, not 11-13 s."""
+
+    loaded: ClassVar[dict[tuple[str, int, int, int], _LoadedModel]] = {}
+    """The explicit cache of loaded models, by file and load settings; loading is guarded by `_loading`."""
+    _loading: ClassVar[threading.Lock] = threading.Lock()
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+    def _model(self) -> _LoadedModel:
+        """The loaded model for these settings, loading it on first use (once, even when called concurrently)."""
+        key = (str(Path(self.model_path).resolve()), self.n_ctx, self.n_threads, self.prompt_cache_mb)
+        with self._loading:
+            if key not in self.loaded:
+                self.loaded[key] = _LoadedModel.load(key[0], self.n_ctx, self.n_threads, self.prompt_cache_mb)
+            return self.loaded[key]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        json_schema: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """One chat completion; with `json_schema` (bound by `with_structured_output`) the reply is constrained
+        to it. Other keyword arguments go to `Llama.create_chat_completion` (`top_p`, `repeat_penalty`, ...)."""
+        if json_schema is not None:
+            kwargs["grammar"] = _grammar(json.dumps(json_schema))
+        completion = self._model().complete(
+            messages=convert_to_openai_messages(messages, text_format="string"),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            stop=stop,
+            **kwargs,
+        )
+        choice = completion["choices"][0]
+        usage = completion["usage"]
+        message = AIMessage(
+            choice["message"]["content"] or "",
+            response_metadata={"finish_reason": choice["finish_reason"], "model_name": Path(self.model_path).name},
+            usage_metadata={
+                "input_tokens": usage["prompt_tokens"],
+                "output_tokens": usage["completion_tokens"],
+                "total_tokens": usage["total_tokens"],
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """The blocking call in a worker thread, so the event loop (other graph branches) runs meanwhile."""
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+        """LangChain's structured-output contract, by grammar instead of tool calling.
+
+        `schema` is a pydantic model (the reply is validated into it) or a JSON schema (the reply is a dict).
+        With `include_raw`, the result is {"raw": AIMessage, "parsed": ..., "parsing_error": ...}, and a reply
+        that does not parse (only one cut at `max_tokens` can) gives `parsed` None instead of raising.
+        `method` and `strict` are accepted and ignored, as by `BaseChatModel`: there is one method, always strict.
+        """
+        kwargs.pop("method", None)
+        kwargs.pop("strict", None)
+        if kwargs:
+            raise ValueError(f"unsupported arguments {kwargs}")
+        parser: JsonOutputParser
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            json_schema = schema.model_json_schema()
+            parser = PydanticOutputParser(pydantic_object=schema)
+        elif isinstance(schema, dict):
+            json_schema, parser = schema, JsonOutputParser()
+        else:
+            raise TypeError(f"schema must be a pydantic model class or a JSON schema dict, not {schema!r}")
+        llm = self.bind(
+            json_schema=json_schema,
+            ls_structured_output_format={"kwargs": {"method": "json_schema"}, "schema": json_schema},
+        )
+        if not include_raw:
+            return llm | parser
+        parse = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
+        no_parse = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=llm) | parse.with_fallbacks([no_parse], exception_key="parsing_error")
+
+
+def local_chat_model(
+    name: str = "qwen2.5-coder-0.5b", data_dir: Path | None = None, **options: Any
+) -> LocalLlamaChatModel:
+    """The embedded controller `name` (see `gguf_weights.CONTROLLER_WEIGHTS`), its weights joined on first use.
+
+    `options` set `LocalLlamaChatModel`'s fields (`n_ctx`, `n_threads`, `max_tokens`, ...). Raises
+    `ControllerNotInstalled` naming the pip command when llama-cpp-python or the weight packages are missing.
+    """
+    if find_spec("llama_cpp") is None:
+        raise ControllerNotInstalled(
+            "the local controller needs llama-cpp-python, which PyPI ships as source only; build it with: "
+            f"CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install '{LLAMA_CPP_REQUIREMENT}' (about 15 minutes; the flag "
+            "avoids a crash on CPUs whose AMX the VM does not allow)"
+        )
+    return LocalLlamaChatModel(model_path=str(gguf_path(name, data_dir)), **options)
