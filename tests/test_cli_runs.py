@@ -103,3 +103,12 @@ def test_an_unreachable_controller_is_one_clear_line_and_exit_1(cli, tmp_path):
     assert out.returncode == 1
     assert "I could not carry out this request: " in out.stdout and "could not be reached" in out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_demo_copies_its_samples_and_runs_a_request_over_them(cli, tmp_path):
+    out = cli("demo", "--dir", str(tmp_path / "demo"), "--thread", "demo")
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["memo.wav", "street.png"]
+    assert out.stdout.startswith(f"Demo in {tmp_path / 'demo'}: Transcribe memo.wav")
+    assert ANSWER in out.stdout
+    assert (tmp_path / "home" / "models" / "tiny-object-detection" / "config.json").is_file()

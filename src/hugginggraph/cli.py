@@ -106,26 +106,28 @@ async def _stream(graph: Any, graph_input: Any, thread_id: str, context: Any, **
     return state
 
 
-async def _turns(args: argparse.Namespace, requests: Sequence[str] | None) -> int:
+async def _turns(
+    args: argparse.Namespace, requests: Sequence[str] | None, files: Sequence[str] = (), workspace: Path | None = None
+) -> int:
     """Run requests on one thread (or resume it when `requests` is None), printing each."""
     from hugginggraph.defaults import build_context
     from hugginggraph.graph.builder import build_graph
     from hugginggraph.graph.checkpoint import sqlite_checkpointer
 
     settings = _settings(args)
-    context = build_context(settings)
+    context = build_context(settings, workspace)
     thread_id = args.thread or uuid.uuid4().hex[:12]
     code = 0
     async with sqlite_checkpointer(settings.checkpoint_path) as saver:
         graph = build_graph(saver)
-        for graph_input in [None] if requests is None else [{"request": r, "files": args.file} for r in requests]:
+        for graph_input in [None] if requests is None else [{"request": r, "files": list(files)} for r in requests]:
             state = await _stream(graph, graph_input, thread_id, context)
             code = EXIT_FAILED if state.get("plan_error") else 0
     return code
 
 
 def _run(args: argparse.Namespace) -> int:
-    return asyncio.run(_turns(args, [args.request]))
+    return asyncio.run(_turns(args, [args.request], args.file))
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -140,7 +142,33 @@ def _chat(args: argparse.Namespace) -> int:
             break
         if line.strip():
             requests.append(line.strip())
-    return asyncio.run(_turns(args, requests)) if requests else 0
+    return asyncio.run(_turns(args, requests, args.file)) if requests else 0
+
+
+DEMO_FILES = ("memo.wav", "street.png")
+DEMO_REQUEST = "Transcribe memo.wav, summarize what it asks for, and tell me what objects are in street.png."
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """The README's first run: the bundled recording and picture, copied into a folder, and one request over both.
+    Speech recognition uses real Whisper (`models install-offline`); the object detector is a tiny random model
+    built here, so its boxes are noise: it shows the wiring, not vision."""
+    import shutil
+    from importlib.resources import as_file, files
+
+    from hugginggraph.defaults import models_dir
+
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for name in DEMO_FILES:
+        with as_file(files("hugginggraph").joinpath("samples", name)) as sample:
+            shutil.copyfile(sample, args.dir / name)
+    detector = models_dir() / "tiny-object-detection"
+    if not detector.is_dir():
+        from hugginggraph.tools.tiny_models import build_tiny_model
+
+        build_tiny_model("object-detection", detector)
+    print(f"Demo in {args.dir}: {DEMO_REQUEST}\n")
+    return asyncio.run(_turns(args, [DEMO_REQUEST], DEMO_FILES, args.dir.resolve()))
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -186,7 +214,7 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _configuration_flags(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-0.5b)")
+    command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-1.5b)")
     command.add_argument("--base-url", help="an OpenAI-compatible server for openai: models")
     command.add_argument("--models-dir", type=Path, action="append", default=[], help="more model folders")
     command.add_argument("--hub", action="store_true", help="also use the Hugging Face Hub's models")
@@ -209,6 +237,11 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--thread", help="continue this conversation (default: a new one)")
         _configuration_flags(command)
         command.set_defaults(run=action)
+    demo = commands.add_parser("demo", help="one request over a bundled recording and picture")
+    demo.add_argument("--dir", type=Path, default=Path("hugginggraph-demo"), help="where to put the sample files")
+    demo.add_argument("--thread", help="the thread id to save the run under")
+    _configuration_flags(demo)
+    demo.set_defaults(run=_demo)
     chat = commands.add_parser("chat", help="a conversation on one thread, one request per line of input")
     chat.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
     chat.add_argument("--thread", help="continue this conversation")

@@ -16,7 +16,7 @@ def chat_model(spec: str, settings: Settings) -> BaseChatModel:
     if not sep or not name or provider not in PROVIDERS:
         raise ConfigurationError(
             f"unknown model {spec!r}: write provider:model with a provider among {', '.join(PROVIDERS)}, "
-            "e.g. local:qwen2.5-coder-0.5b or openai:gpt-4o-mini"
+            "e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini"
         )
     if provider == "openai":
         return _openai(name, settings)
@@ -29,7 +29,7 @@ def _openai(name: str, settings: Settings) -> BaseChatModel:
     if settings.api_key is None and settings.base_url is None:
         raise ConfigurationError(
             "OPENAI_API_KEY is not set: export it, or give --base-url for a local OpenAI-compatible server, "
-            "or use the embedded controller (--model local:qwen2.5-coder-0.5b)"
+            "or use the embedded controller (--model local:qwen2.5-coder-1.5b)"
         )
     # Local servers (vLLM, Ollama, llama.cpp) take any key; the client insists on one.
     api_key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"

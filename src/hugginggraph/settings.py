@@ -1,7 +1,7 @@
 """HuggingGraph's configuration: one typed object, read from command-line flags, the environment and an optional
 TOML file, in that order of precedence.
 
-The controller is named `provider:model`, as LangChain's `init_chat_model` does: `local:qwen2.5-coder-0.5b` (the
+The controller is named `provider:model`, as LangChain's `init_chat_model` does: `local:qwen2.5-coder-1.5b` (the
 embedded default, no key), `openai:gpt-4o-mini`, or `openai:<name>` with a base URL for any OpenAI-compatible
 server (vLLM, Ollama, llama.cpp's server). One controller serves every stage unless a stage names its own.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-DEFAULT_MODEL = "local:qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 
 ENVIRONMENT = {
     "HUGGINGGRAPH_MODEL": "model",

@@ -226,9 +226,7 @@ class LocalLlamaChatModel(BaseChatModel):
         return RunnableMap(raw=llm) | parse.with_fallbacks([no_parse], exception_key="parsing_error")
 
 
-def local_chat_model(
-    name: str = "qwen2.5-coder-0.5b", data_dir: Path | None = None, **options: Any
-) -> LocalLlamaChatModel:
+def local_chat_model(name: str, data_dir: Path | None = None, **options: Any) -> LocalLlamaChatModel:
     """The embedded controller `name` (see `gguf_weights.CONTROLLER_WEIGHTS`), its weights joined on first use.
 
     `options` set `LocalLlamaChatModel`'s fields (`n_ctx`, `n_threads`, `max_tokens`, ...). Raises

@@ -492,7 +492,7 @@ def test_the_cases_use_known_tasks_and_offer_the_best_choice():
 def test_without_llama_cpp_the_factory_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(local_llama, "find_spec", lambda name: None)
     with pytest.raises(ControllerNotInstalled, match='CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install'):
-        local_chat_model()
+        local_chat_model(CONTROLLER)
 
 
 @needs_llama_cpp
