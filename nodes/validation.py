@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,9 @@ class PlanCheck:
     """Task id → why that task cannot run."""
 
 
-def references(task: Task) -> set[int]:
-    """Ids of the tasks whose outputs `task`'s arguments name."""
-    return {int(k) for value in task.args.values() for k in REFERENCE.findall(value)}
+def references(args: Mapping[str, str]) -> set[int]:
+    """Ids of the tasks whose outputs these arguments name."""
+    return {int(k) for value in args.values() for k in REFERENCE.findall(value)}
 
 
 def _as_int(value: Any) -> int | None:
@@ -151,7 +151,7 @@ class _Checker:
         if task.task not in TASKS:
             self.doom(task.id, f"unknown task type {task.task!r}; HuggingGraph knows: {', '.join(TASKS)}")
         args = self._name_missing_input(task)
-        refs = {int(k) for value in args.values() for k in REFERENCE.findall(value)}
+        refs = references(args)
         if task.id in refs:
             self.doom(task.id, f"task {task.id} refers to its own output")
         for missing in sorted(refs - ids):
