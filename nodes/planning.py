@@ -1,23 +1,33 @@
 """Stage 1, task planning: the controller LLM turns the request, the chat so far and the input files into a
 plan in HuggingGPT's format. The plan is kept raw here; the validation stage checks and repairs it.
+
+`Planner` is the whole of planning short of running the graph, so the TaskBench evaluator measures exactly what
+the graph does. What helps a controller plan (demos, modalities, a constrained schema, a fix pass) is set by
+`PlanningAids`; each aid's effect is measured in docs/planning.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
 from hugginggraph.graph.state import GraphState
-from hugginggraph.prompts import load_json, render
+from hugginggraph.nodes.validation import check_plan
+from hugginggraph.prompts import render
+from hugginggraph.tools.demo_bank import Demo, DemoBank
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json
-from hugginggraph.tools.tasks import TASKS
+from hugginggraph.tools.tasks import TASKS, TaskSpec
 
 
 class PlannedArgs(BaseModel):
@@ -42,22 +52,47 @@ class PlanOutput(BaseModel):
     tasks: list[PlannedTask]
 
 
-def task_list() -> str:
-    return "\n".join(
-        f"- {spec.id} ({', '.join(spec.inputs)} -> {spec.output}): {spec.description}" for spec in TASKS.values()
+MAX_PLANNED_TASKS = 10
+"""The most tasks a constrained plan may hold: small models otherwise repeat one task until the context ends."""
+
+
+@cache
+def plan_schema(task_names: tuple[str, ...]) -> type[PlanOutput]:
+    """`PlanOutput` whose task names are an enum of `task_names` and whose length is bounded: a constrained
+    decoder can neither invent a task nor loop."""
+    named_task = create_model(
+        "PlannedTask",
+        __base__=PlannedTask,
+        task=(Literal[task_names], ...),  # type: ignore[valid-type]  # an enum built at run time
     )
+    tasks = (list[named_task], Field(max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
+    return create_model("PlanOutput", __base__=PlanOutput, tasks=tasks)
 
 
-def _user_turn(request: str, files: list[str]) -> HumanMessage:
+def task_list(tasks: Mapping[str, TaskSpec], modalities: bool = True) -> str:
+    def kinds(spec: TaskSpec) -> str:
+        return f" ({', '.join(spec.inputs)} -> {spec.output})" if modalities else ""
+
+    return "\n".join(f"- {spec.id}{kinds(spec)}: {spec.description}" for spec in tasks.values())
+
+
+def _user_turn(request: str, files: Sequence[str]) -> HumanMessage:
     return HumanMessage(render("planning_request", request=request, files=", ".join(files) or "none"))
 
 
-def planning_messages(request: str, files: list[str], history: Sequence[BaseMessage]) -> list[BaseMessage]:
+def planning_messages(
+    request: str,
+    files: Sequence[str],
+    history: Sequence[BaseMessage],
+    demos: Sequence[Demo] = (),
+    tasks: Mapping[str, TaskSpec] = TASKS,
+    modalities: bool = True,
+) -> list[BaseMessage]:
     """System prompt, the few-shot demos as earlier turns, the chat so far, then the request."""
-    messages: list[BaseMessage] = [SystemMessage(render("planning_system", task_list=task_list()))]
-    for demo in load_json("planning_demos"):
-        messages.append(_user_turn(demo["request"], demo["files"]))
-        messages.append(AIMessage(json.dumps(demo["plan"])))
+    messages: list[BaseMessage] = [SystemMessage(render("planning_system", task_list=task_list(tasks, modalities)))]
+    for demo in demos:
+        messages.append(_user_turn(demo.request, demo.files))
+        messages.append(AIMessage(json.dumps(demo.plan)))
     messages.extend(history)
     messages.append(_user_turn(request, files))
     return messages
@@ -73,10 +108,74 @@ def plan_items(reply_text: str) -> list[Any]:
     return value
 
 
+@dataclass(frozen=True)
+class PlanDraft:
+    """The planner's raw plan, or why there is none."""
+
+    items: list[Any]
+    error: str | None = None
+    fixed: bool = False
+    """The controller was shown problems in its first plan and this is its second."""
+
+
+@dataclass(frozen=True)
+class Planner:
+    """Planning with one controller over one set of task types, with the aids chosen."""
+
+    llm: BaseChatModel
+    tasks: Mapping[str, TaskSpec]
+    aids: PlanningAids
+    demo_bank: DemoBank
+
+    @classmethod
+    def from_context(cls, context: HuggingGraphContext) -> Planner:
+        return cls(context.llm_for("plan"), context.tasks, context.planning, context.demo_bank)
+
+    async def demos(self, request: str) -> list[Demo]:
+        if self.aids.demos == "retrieved":
+            # The first call loads MiniLM and embeds the bank: seconds, off the event loop.
+            return await asyncio.to_thread(self.demo_bank.nearest, request, self.aids.demo_count, self.tasks)
+        if self.aids.demos == "static":
+            return self.demo_bank.static(self.aids.demo_count, self.tasks)
+        return []
+
+    async def draft(self, request: str, files: Sequence[str], history: Sequence[BaseMessage] = ()) -> PlanDraft:
+        """A raw plan for the request; with `fix_pass`, a second one when the first has tasks that cannot run.
+
+        Raises ControllerUnavailable when the controller cannot be reached.
+        """
+        demos = await self.demos(request)
+        messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities)
+        first = await self._ask(messages)
+        problems = self._problems(first)
+        if not (self.aids.fix_pass and problems):
+            return first
+        fix = [AIMessage(json.dumps(first.items)), HumanMessage(render("planning_fix", problems=problems))]
+        second = await self._ask([*messages, *fix])
+        if second.error is None and len(self._problems(second)) < len(problems):
+            return PlanDraft(second.items, fixed=True)
+        return first
+
+    async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
+        schema = plan_schema(tuple(self.tasks)) if self.aids.constrained else PlanOutput
+        reply = await ask_json(self.llm, messages, schema)
+        if reply.parsed is not None:
+            return PlanDraft([task.model_dump(exclude_none=True) for task in reply.parsed.tasks])
+        try:
+            return PlanDraft(plan_items(reply.text))
+        except ValueError as error:
+            return PlanDraft([], error=f"the planner did not return a usable plan ({error})")
+
+    def _problems(self, draft: PlanDraft) -> str:
+        """What validation says cannot run in this plan (input files aside), one line per task; empty when none."""
+        if draft.error is not None:
+            return ""
+        doomed = check_plan(draft.items, None, self.tasks).doomed
+        return "\n".join(f"- {reason}" for _, reason in sorted(doomed.items()))
+
+
 async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     request = state.get("request", "").strip()
-    files = state.get("files", [])
-    history = state.get("messages", [])
     if not request:
         return {"raw_plan": [], "plan_error": "the request is empty: say what you want done"}
     # A new turn on a thread starts with no choices or results: the reducers would otherwise merge old ones in.
@@ -87,14 +186,10 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "results": Overwrite({}),
     }
     try:
-        reply = await ask_json(runtime.context.llm_for("plan"), planning_messages(request, files, history), PlanOutput)
+        draft = await Planner.from_context(runtime.context).draft(
+            request, state.get("files", []), state.get("messages", [])
+        )
     except ControllerUnavailable as error:
         # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.
         return {**turn, "raw_plan": [], "plan_error": str(error)}
-    if reply.parsed is not None:
-        items = [task.model_dump(exclude_none=True) for task in reply.parsed.tasks]
-        return {**turn, "raw_plan": items}
-    try:
-        return {**turn, "raw_plan": plan_items(reply.text)}
-    except ValueError as error:
-        return {**turn, "raw_plan": [], "plan_error": f"the planner did not return a usable plan ({error})"}
+    return {**turn, "raw_plan": draft.items, "plan_error": draft.error}

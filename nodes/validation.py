@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.tools.artifacts import is_remote, resolve_input_file
-from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, normalize_task_name
+from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, TaskSpec, normalize_task_name
 
 REFERENCE = re.compile(r"<GENERATED>-(\d+)")
 # Other spellings planners use for the same thing (TaskBench writes `<node-k>`).
@@ -72,8 +72,9 @@ def _canonical_references(value: str) -> str:
 class _Checker:
     """One validation pass; methods append to `self.check` as they go."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path | None, tasks: Mapping[str, TaskSpec]) -> None:
         self.workspace = workspace
+        self.tasks = tasks
         self.check = PlanCheck()
 
     def repair(self, note: str) -> None:
@@ -122,7 +123,7 @@ class _Checker:
 
     def _args(self, task_id: int, task_name: str, raw: Any) -> dict[str, str]:
         if isinstance(raw, list):
-            inputs = TASKS[task_name].inputs if task_name in TASKS else ("text",)
+            inputs = self.tasks[task_name].inputs if task_name in self.tasks else ("text",)
             raw = {
                 (item.get("name") if isinstance(item, dict) else None) or inputs[min(i, len(inputs) - 1)]: (
                     item.get("value") if isinstance(item, dict) else item
@@ -148,8 +149,8 @@ class _Checker:
     # --- the task against the plan ------------------------------------------------------------------------
     def check_task(self, task: Task, ids: set[int]) -> Task:
         """Unknown type, missing inputs, bad references and files; derive `dep` from the references."""
-        if task.task not in TASKS:
-            self.doom(task.id, f"unknown task type {task.task!r}; HuggingGraph knows: {', '.join(TASKS)}")
+        if task.task not in self.tasks:
+            self.doom(task.id, f"unknown task type {task.task!r}; the known ones are: {', '.join(self.tasks)}")
         args = self._name_missing_input(task)
         refs = references(args)
         if task.id in refs:
@@ -167,7 +168,7 @@ class _Checker:
 
     def _name_missing_input(self, task: Task) -> dict[str, str]:
         """A single argument under an unexpected name is taken as the task's one input, e.g. `sentence` → text."""
-        spec = TASKS.get(task.task)
+        spec = self.tasks.get(task.task)
         if spec is None or any(name in task.args for name in spec.inputs):
             return dict(task.args)
         if len(task.args) == 1 and len(spec.inputs) == 1:
@@ -178,6 +179,8 @@ class _Checker:
         return dict(task.args)
 
     def _resolve_files(self, task_id: int, args: dict[str, str]) -> dict[str, str]:
+        if self.workspace is None:
+            return args
         resolved = dict(args)
         for key, value in args.items():
             if key not in MEDIA_MODALITIES or REFERENCE.search(value) or is_remote(value):
@@ -221,9 +224,11 @@ class _Checker:
                 peeled.append(left.pop(task.id))
 
 
-def check_plan(raw_plan: Iterable[Any], workspace: Path) -> PlanCheck:
-    """Validate and repair a raw plan. Never raises on bad input: problems become repairs or doomed tasks."""
-    checker = _Checker(workspace)
+def check_plan(raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[str, TaskSpec] = TASKS) -> PlanCheck:
+    """Validate and repair a raw plan against the task types in `tasks`. Never raises on bad input: problems
+    become repairs or doomed tasks. Input files are resolved in `workspace`; None leaves them unchecked (plans
+    measured against a benchmark name files that do not exist)."""
+    checker = _Checker(workspace, tasks)
     used_ids: set[int] = set()
     coerced = [task for i, item in enumerate(raw_plan) if (task := checker.coerce(i, item, used_ids))]
     ids = {task.id for task in coerced}
@@ -234,7 +239,7 @@ def check_plan(raw_plan: Iterable[Any], workspace: Path) -> PlanCheck:
 
 async def validate(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     raw_plan = state.get("raw_plan", [])
-    check = check_plan(raw_plan, runtime.context.workspace)
+    check = check_plan(raw_plan, runtime.context.workspace, runtime.context.tasks)
     doomed = {
         task.id: TaskResult(task_id=task.id, task=task.task, status="failed", error=check.doomed[task.id])
         for task in check.tasks

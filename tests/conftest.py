@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkpointer
+from hugginggraph.graph.context import PlanningAids
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.runners.base import RunnerOutput
@@ -50,6 +51,7 @@ def make_context(tmp_path: Path) -> Callable[..., HuggingGraphContext]:
             workspace=tmp_path,
             artifacts_dir=tmp_path / "artifacts",
             limits=Limits(**limits),
+            planning=PlanningAids(demos="static"),  # retrieval (MiniLM) has its own tests; these stay light
         )
 
     return make

@@ -7,14 +7,16 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-from hugginggraph.nodes.planning import PlannedTask, PlanOutput, plan_items, planning_messages
+from hugginggraph.nodes.planning import plan_items, planning_messages
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.tasks import TASKS
 
 
 def test_prompt_lists_every_task_then_demos_history_and_request():
     history = [HumanMessage("earlier question"), AIMessage("earlier answer")]
-    messages = planning_messages("caption cat.png", ["cat.png"], history)
+    demos = default_demo_bank().static(3, TASKS)
+    messages = planning_messages("caption cat.png", ["cat.png"], history, demos)
     system = messages[0].text
     assert all(f"- {task_id} (" in system for task_id in TASKS)
     assert messages[-3:-1] == history
@@ -51,7 +53,7 @@ class StructuredChatModel(ScriptedChatModel):
     """A controller that supports structured output, as ChatOpenAI or the embedded model do."""
 
     def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any):
-        parsed = PlanOutput(tasks=[PlannedTask(task="summarization", id=0, args={"text": "from schema"})])
+        parsed = schema.model_validate({"tasks": [{"task": "summarization", "id": 0, "args": {"text": "from schema"}}]})
         return RunnableLambda(lambda _: {"parsed": parsed, "raw": AIMessage(""), "parsing_error": None})
 
 
