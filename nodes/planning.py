@@ -150,7 +150,8 @@ class Planner:
         problems = self._problems(first)
         if not (self.aids.fix_pass and problems):
             return first
-        fix = [AIMessage(json.dumps(first.items)), HumanMessage(render("planning_fix", problems=problems))]
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        fix = [AIMessage(json.dumps(first.items)), HumanMessage(render("planning_fix", problems=listed))]
         second = await self._ask([*messages, *fix])
         if second.error is None and len(self._problems(second)) < len(problems):
             return PlanDraft(second.items, fixed=True)
@@ -166,12 +167,12 @@ class Planner:
         except ValueError as error:
             return PlanDraft([], error=f"the planner did not return a usable plan ({error})")
 
-    def _problems(self, draft: PlanDraft) -> str:
-        """What validation says cannot run in this plan (input files aside), one line per task; empty when none."""
+    def _problems(self, draft: PlanDraft) -> list[str]:
+        """Why tasks of this plan cannot run (input files aside), one reason per task."""
         if draft.error is not None:
-            return ""
+            return []
         doomed = check_plan(draft.items, None, self.tasks).doomed
-        return "\n".join(f"- {reason}" for _, reason in sorted(doomed.items()))
+        return [reason for _, reason in sorted(doomed.items())]
 
 
 async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:

@@ -1,0 +1,165 @@
+"""`hugginggraph eval`: measure the configured controller's plans on TaskBench-format records.
+
+Writes, under `--out`: `predictions.jsonl` (resumable), `scores.json`, `summary.md` and `scores.png`. The tool set
+planned over is the benchmark's own (`tool_desc.json` beside the data, or `--tools`), as TaskBench prompts every
+model with its tools; without one, HuggingGraph's Hub task types are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict
+
+from hugginggraph.graph.context import PlanningAids
+from hugginggraph.nodes.planning import Planner
+from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.taskbench.evaluate import plan_records, score
+from hugginggraph.tools.taskbench.records import (
+    TaskBenchRecord,
+    load_records,
+    sample,
+    split,
+    tool_output_types,
+    tool_registry,
+)
+from hugginggraph.tools.taskbench.report import EvalReport, markdown, plot
+from hugginggraph.tools.tasks import TASKS
+
+
+class EvalOptions(BaseModel):
+    """One evaluation: which records, which aids, where the results go."""
+
+    model_config = ConfigDict(frozen=True)
+
+    data: Path
+    out: Path
+    part: Literal["all", "test", "tune"] = "all"
+    """`test`: the seeded random sample of `test_size` records we report on; `tune`: the other records."""
+    test_size: int = 200
+    sample: int | None = None
+    """A seeded random sample of this many records of the part (None: all of them)."""
+    seed: int = 0
+    limit: int | None = None
+    """The first N records (of the sample): for quick looks."""
+    tools: Path | None = None
+    demos: Literal["none", "static", "retrieved"] = PlanningAids.demos
+    demo_count: int = PlanningAids.demo_count
+    modalities: bool = PlanningAids.modalities
+    constrained: bool = PlanningAids.constrained
+    fix_pass: bool = PlanningAids.fix_pass
+    repair: bool = True
+    """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
+
+    @property
+    def aids(self) -> PlanningAids:
+        return PlanningAids(self.demos, self.demo_count, self.modalities, self.constrained, self.fix_pass)
+
+    def tool_desc(self) -> Path | None:
+        beside = self.data.parent / "tool_desc.json"
+        return self.tools or (beside if beside.is_file() else None)
+
+
+def _part(options: EvalOptions) -> list[TaskBenchRecord]:
+    records = load_records(options.data)
+    if options.part == "all":
+        return records
+    test, tune = split(records, options.test_size, options.seed)
+    return test if options.part == "test" else tune
+
+
+class EvalMismatch(ValueError):
+    """The output folder holds predictions made with other options: resuming would mix two evaluations."""
+
+
+_PLANNING_OPTIONS = {"tools", "demos", "demo_count", "modalities", "constrained", "fix_pass", "repair"}
+"""What a saved prediction depends on (with the model); which records are scored does not matter."""
+
+
+def _check_resumable(options: EvalOptions, model: str) -> None:
+    saved = options.out / "options.json"
+    current = {"model": model, **json.loads(options.model_dump_json(include=_PLANNING_OPTIONS))}
+    if saved.is_file() and json.loads(saved.read_text(encoding="utf-8")) != current:
+        raise EvalMismatch(f"{options.out} holds predictions made with other options ({saved}): use another --out")
+    options.out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(current, indent=1), encoding="utf-8")
+
+
+async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progress: bool = True) -> EvalReport:
+    """Plan every selected record (skipping those already planned in `options.out`), score, write the report."""
+    _check_resumable(options, model)
+    records = sample(_part(options), options.sample, options.seed)[: options.limit]
+    tool_desc = options.tool_desc()
+    tasks = tool_registry(tool_desc) if tool_desc else TASKS
+    output_types = tool_output_types(tool_desc) if tool_desc else {t: spec.output for t, spec in TASKS.items()}
+    planner = Planner(llm, tasks, options.aids, default_demo_bank())
+    predictions = await plan_records(planner, records, options.out / "predictions.jsonl", options.repair, progress)
+    made = [predictions[record.id] for record in records]
+    scores = score(records, predictions, output_types)
+    report = EvalReport(
+        title=f"TaskBench planning: {options.data.name}",
+        model=model,
+        records=len(records),
+        sample=_describe_sample(options),
+        aids={**asdict(options.aids), "repair": options.repair},
+        scores={group: counts.as_percent() for group, counts in scores.items()},
+        group_sizes={group: counts.records for group, counts in scores.items()},
+        parse_failures=sum(prediction.error is not None for prediction in made),
+        fixed_plans=sum(prediction.fixed for prediction in made),
+        seconds_per_request=sum(prediction.seconds for prediction in made) / max(len(made), 1),
+    )
+    (options.out / "scores.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    (options.out / "summary.md").write_text(markdown(report), encoding="utf-8")
+    plot(report, options.out / "scores.png")
+    return report
+
+
+def _describe_sample(options: EvalOptions) -> str:
+    words = [str(options.data)]
+    if options.part != "all":
+        words.append(f"{options.part} part of a {options.test_size}-record split with seed {options.seed}")
+    if options.sample:
+        words.append(f"{options.sample} sampled with seed {options.seed}")
+    if options.limit:
+        words.append(f"first {options.limit}")
+    return ", ".join(words)
+
+
+def add_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--data", type=Path, required=True, help="TaskBench-format records (JSONL)")
+    command.add_argument("--out", type=Path, help="results folder (default: eval-<data name>)")
+    command.add_argument(
+        "--part", choices=("all", "test", "tune"), default="all", help="test: a seeded held-out sample; tune: the rest"
+    )
+    command.add_argument("--test-size", type=int, default=200, help="records in the test part (default 200)")
+    command.add_argument("--sample", type=int, help="a seeded random sample of N records of the part")
+    command.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    command.add_argument("--limit", type=int, help="only the first N records (of the sample)")
+    command.add_argument("--tools", type=Path, help="the benchmark's tool_desc.json (default: beside --data)")
+    command.add_argument("--demos", choices=("none", "static", "retrieved"), default=PlanningAids.demos)
+    command.add_argument("--demo-count", type=int, default=PlanningAids.demo_count)
+    for aid, about in [
+        ("modalities", "input and output kinds in the task list"),
+        ("constrained", "task names as an enum in the output schema"),
+        ("fix-pass", "a second plan when the first has tasks that cannot run"),
+        ("repair", "score validated, repaired plans rather than raw ones"),
+    ]:
+        command.add_argument(f"--no-{aid}", dest=aid.replace("-", "_"), action="store_false", help=f"without {about}")
+
+
+def run_command(args: argparse.Namespace, llm: BaseChatModel, model: str) -> int:
+    options = EvalOptions(
+        data=args.data,
+        out=args.out or Path(f"eval-{args.data.stem}"),
+        **{key: getattr(args, key) for key in EvalOptions.model_fields if key not in ("data", "out")},
+    )
+    report = asyncio.run(evaluate(options, llm, model))
+    print(markdown(report))
+    print(f"results in {options.out}/ (predictions.jsonl, summary.md, scores.json, scores.png)")
+    return 0

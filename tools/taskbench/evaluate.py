@@ -1,0 +1,124 @@
+"""Plan TaskBench records with our planner and score the plans.
+
+Planning goes through `Planner.draft` and `check_plan`, the code the graph runs, without executing anything.
+Predictions are appended to a JSONL file as they are made, so an interrupted evaluation resumes where it stopped
+(records already planned are not planned again). A plan that fails or does not parse is scored as an empty plan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+from hugginggraph.nodes.planning import Planner
+from hugginggraph.nodes.validation import check_plan
+from hugginggraph.tools.llm_json import ControllerUnavailable
+from hugginggraph.tools.taskbench.metrics import PlanScores, plan_sets
+from hugginggraph.tools.taskbench.plans import raw_task_nodes, task_nodes
+from hugginggraph.tools.taskbench.records import PlanShape, TaskBenchRecord
+
+SHAPES: tuple[PlanShape, ...] = ("single", "chain", "dag")
+
+
+class Prediction(BaseModel):
+    """One record's plan as we made it, and in TaskBench's form."""
+
+    id: str
+    type: PlanShape
+    task_nodes: list[dict[str, Any]] = Field(default_factory=list)
+    raw_plan: list[Any] = Field(default_factory=list)
+    repairs: list[str] = Field(default_factory=list)
+    error: str | None = None
+    """Why there is no plan: the planner's reply did not parse, or planning raised."""
+    fixed: bool = False
+    seconds: float = 0.0
+
+
+async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True) -> Prediction:
+    """Plan one record. Raises ControllerUnavailable (no point going on); any other failure is a failed plan."""
+    started = time.perf_counter()
+    base = {"id": record.id, "type": record.type}
+    try:
+        draft = await planner.draft(record.instruction, record.files)
+    except ControllerUnavailable:
+        raise
+    except Exception as error:  # one record's failure is its score, not the end of the evaluation
+        return Prediction(**base, error=f"{type(error).__name__}: {error}", seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if not repair:
+        return Prediction(
+            **base,
+            task_nodes=raw_task_nodes(draft.items),
+            raw_plan=draft.items,
+            error=draft.error,
+            fixed=draft.fixed,
+            seconds=seconds,
+        )
+    check = check_plan(draft.items, None, planner.tasks)
+    return Prediction(
+        **base,
+        task_nodes=task_nodes(check.tasks),
+        raw_plan=draft.items,
+        repairs=check.repairs,
+        error=draft.error,
+        fixed=draft.fixed,
+        seconds=seconds,
+    )
+
+
+def read_predictions(path: Path) -> dict[str, Prediction]:
+    """Predictions already saved at `path` (none when it does not exist); a torn last line is ignored."""
+    if not path.is_file():
+        return {}
+    saved = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            prediction = Prediction.model_validate_json(line)
+        except ValueError:
+            continue
+        saved[prediction.id] = prediction
+    return saved
+
+
+async def plan_records(
+    planner: Planner, records: Sequence[TaskBenchRecord], path: Path, repair: bool = True, progress: bool = True
+) -> dict[str, Prediction]:
+    """Predictions for every record, planning only those `path` does not hold yet and appending each to it."""
+    predictions = read_predictions(path)
+    todo = [record for record in records if record.id not in predictions]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+        with path.open("a", encoding="utf-8") as torn:
+            torn.write("\n")  # an interrupted write's fragment ends here, so the next prediction starts clean
+    with (
+        path.open("a", encoding="utf-8") as out,
+        tqdm(total=len(records), initial=len(records) - len(todo), unit="plan", disable=not progress) as bar,
+    ):
+        for record in todo:
+            prediction = await predict(planner, record, repair)
+            out.write(prediction.model_dump_json() + "\n")
+            out.flush()
+            predictions[record.id] = prediction
+            bar.update()
+    return predictions
+
+
+def score(
+    records: Sequence[TaskBenchRecord], predictions: Mapping[str, Prediction], output_types: Mapping[str, str]
+) -> dict[str, PlanScores]:
+    """Scores overall and per shape; a record without a prediction counts as an empty plan. `output_types` maps
+    each tool of the benchmark to its output type (see `records.tool_output_types`)."""
+    names = frozenset(output_types)
+    scores = {group: PlanScores() for group in ("overall", *SHAPES)}
+    for record in records:
+        truth = plan_sets([node.model_dump() for node in record.task_nodes], output_types)
+        prediction = predictions.get(record.id)
+        predicted = plan_sets(prediction.task_nodes if prediction else [], output_types)
+        scores["overall"].add(truth, predicted, names)
+        scores[record.type].add(truth, predicted, names)
+    return scores

@@ -1,0 +1,116 @@
+"""TaskBench's data as typed records: the ground-truth plans (`*.jsonl`) and the tool graph (`tool_desc.json`).
+
+A record's `task_nodes` are `{"task": "Image-to-Text", "arguments": ["example.jpg"]}`, where an argument may name
+an earlier node's output as `<node-j>`. The ground truth is noisy (unknown tool names, odd arguments, a node
+without arguments): records are read as they are, and the metrics tolerate what they contain.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from hugginggraph.tools.tasks import Modality, TaskSpec, normalize_task_name
+
+PlanShape = Literal["single", "chain", "dag"]
+
+_MEDIA_EXTENSIONS = "jpe?g|png|gif|bmp|tiff|webp|wav|mp3|flac|ogg|m4a|mp4|avi|mov|mkv|webm"
+_MEDIA_FILE = re.compile(rf"(?:https?://)?[\w\-./]+\.(?:{_MEDIA_EXTENSIONS})\b", re.IGNORECASE)
+
+
+class TaskNode(BaseModel):
+    task: str
+    arguments: list[Any] = Field(default_factory=list)
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _one_argument_unlisted(cls, value: Any) -> Any:
+        """A few records give one argument as a bare string or object: it is one argument (TaskBench's script
+        would iterate the string's characters)."""
+        if value is None:
+            return []
+        return [value] if isinstance(value, str | dict) else value
+
+
+class TaskBenchRecord(BaseModel):
+    """One request with its ground-truth plan."""
+
+    id: str
+    instruction: str
+    type: PlanShape
+    task_nodes: list[TaskNode]
+
+    @property
+    def files(self) -> list[str]:
+        """The media files the instruction names, in order, once each: what a user would attach."""
+        return list(dict.fromkeys(match for match in _MEDIA_FILE.findall(self.instruction)))
+
+
+def load_records(path: Path) -> list[TaskBenchRecord]:
+    """Every record of a TaskBench-format JSONL file (blank lines skipped); a bad line is an error naming it."""
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(TaskBenchRecord.model_validate_json(line))
+        except ValueError as error:
+            raise ValueError(f"{path}:{number} is not a TaskBench record: {error}") from error
+    return records
+
+
+def sample(records: Sequence[TaskBenchRecord], size: int | None, seed: int) -> list[TaskBenchRecord]:
+    """A seeded random sample of `size` records (all of them when `size` is None or larger), in file order."""
+    if size is None or size >= len(records):
+        return list(records)
+    chosen = set(random.Random(seed).sample(range(len(records)), size))
+    return [record for i, record in enumerate(records) if i in chosen]
+
+
+def split(
+    records: Sequence[TaskBenchRecord], size: int, seed: int
+) -> tuple[list[TaskBenchRecord], list[TaskBenchRecord]]:
+    """The seeded sample of `size` records to report on, and the rest to tune on."""
+    test = sample(records, size, seed)
+    test_ids = {record.id for record in test}
+    return test, [record for record in records if record.id not in test_ids]
+
+
+def _modality(kind: str) -> Modality:
+    return kind if kind in ("text", "image", "audio", "video") else "text"  # type: ignore[return-value]
+
+
+def _first_sentence(text: str) -> str:
+    """Enough of a tool's description for a prompt line (the full ones run to a paragraph each)."""
+    return re.split(r"(?<=\.)\s", text.strip(), maxsplit=1)[0]
+
+
+def _tools(tool_desc: Path) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = json.loads(tool_desc.read_text(encoding="utf-8"))["nodes"]
+    return tools
+
+
+def tool_output_types(tool_desc: Path) -> dict[str, str]:
+    """Each tool's output type as TaskBench's metrics read it ("none" for a tool that outputs nothing), keyed by
+    Hub-style id."""
+    return {normalize_task_name(t["id"]): (t.get("output-type") or ["none"])[0] for t in _tools(tool_desc)}
+
+
+def tool_registry(tool_desc: Path) -> dict[str, TaskSpec]:
+    """The benchmark's tools as task types our planner and validator use, keyed by Hub-style id
+    ("Image Editing" → "image-editing"). Each distinct input kind becomes one argument name."""
+    registry = {}
+    for tool in _tools(tool_desc):
+        task_id = normalize_task_name(tool["id"])
+        inputs = tuple(dict.fromkeys(_modality(kind) for kind in tool.get("input-type", []))) or ("text",)
+        outputs = tool.get("output-type") or ["text"]
+        registry[task_id] = TaskSpec(
+            id=task_id, inputs=inputs, output=_modality(outputs[0]), description=_first_sentence(tool.get("desc", ""))
+        )
+    return registry

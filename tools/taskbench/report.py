@@ -1,0 +1,95 @@
+"""An evaluation's results as a file people read: a Markdown summary and a bar chart with published scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+METRICS = ("n-F1", "e-F1", "t-F1", "v-F1")
+
+PUBLISHED: dict[str, dict[str, float]] = {
+    # TaskBench (arXiv 2311.18760), Hugging Face tools domain, overall.
+    "GPT-4": {"n-F1": 81.54, "e-F1": 54.70, "t-F1": 77.31, "v-F1": 60.86},
+    "GPT-3.5-turbo": {"n-F1": 69.49, "e-F1": 33.36, "t-F1": 55.88, "v-F1": 36.32},
+    "best 13B open model": {"n-F1": 53.0, "e-F1": 14.6},
+}
+
+
+class EvalReport(BaseModel):
+    """What one evaluation measured."""
+
+    title: str
+    model: str
+    records: int
+    sample: str
+    """Which records: the file, the sample size and seed."""
+    aids: dict[str, object]
+    scores: dict[str, dict[str, float | None]]
+    """Group ("overall", "single", "chain", "dag") → metric → percent (None: nothing to score)."""
+    group_sizes: dict[str, int]
+    parse_failures: int
+    fixed_plans: int
+    seconds_per_request: float
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def markdown(report: EvalReport) -> str:
+    lines = [
+        f"# {report.title}",
+        "",
+        f"Controller `{report.model}`, {report.records} records ({report.sample}).",
+        f"Planning aids: {', '.join(f'{k}={v}' for k, v in report.aids.items())}.",
+        "",
+        "| group | records | " + " | ".join(METRICS) + " |",
+        "|---|---:|" + "---:|" * len(METRICS),
+    ]
+    for group, scores in report.scores.items():
+        cells = " | ".join(_cell(scores.get(metric)) for metric in METRICS)
+        lines.append(f"| {group} | {report.group_sizes.get(group, 0)} | {cells} |")
+    for name, scores in PUBLISHED.items():
+        cells = " | ".join(_cell(scores.get(metric)) for metric in METRICS)
+        lines.append(f"| *{name} (published)* | | {cells} |")
+    failure_rate = 100 * report.parse_failures / report.records if report.records else 0.0
+    lines += [
+        "",
+        f"Parse failures: {report.parse_failures} ({failure_rate:.1f}%), scored as empty plans. "
+        f"Plans fixed by a second pass: {report.fixed_plans}. Seconds per request: {report.seconds_per_request:.1f}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def plot(report: EvalReport, path: Path) -> Path:
+    """Per-group F1 bars for each metric, with the published overall scores as dashed lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers and in CI
+    import matplotlib.pyplot as plt
+
+    groups = list(report.scores)
+    width = 0.8 / len(groups)
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    for g, group in enumerate(groups):
+        values = [report.scores[group].get(metric) or 0.0 for metric in METRICS]
+        positions = [m + (g - (len(groups) - 1) / 2) * width for m in range(len(METRICS))]
+        axes.bar(positions, values, width, label=f"{group} ({report.group_sizes.get(group, 0)})")
+    styles = {"GPT-4": "k", "GPT-3.5-turbo": "tab:gray", "best 13B open model": "tab:red"}
+    for name, scores in PUBLISHED.items():
+        for m, metric in enumerate(METRICS):
+            if metric in scores:
+                label = name if m == 0 else None
+                axes.hlines(scores[metric], m - 0.45, m + 0.45, colors=styles[name], linestyles="--", label=label)
+    axes.set_xticks(range(len(METRICS)), METRICS)
+    axes.set_ylim(0, 100)
+    axes.set_ylabel("F1 (%)")
+    axes.set_title(f"{report.title}: {report.model}")
+    axes.legend(fontsize="small", ncols=2, loc="upper right")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
