@@ -7,7 +7,6 @@ reaches the user as if it were real.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -27,19 +26,18 @@ OUTPUT_CHARS = 500
 
 
 def results_for_prompt(results: list[TaskResult]) -> str:
-    rows = [
-        {
-            "task": result.task_id,
-            "type": result.task,
-            "status": result.status,
-            "model": result.model_id,
-            "output": (result.text or "")[:OUTPUT_CHARS] or None,
-            "artifacts": [artifact.path for artifact in result.artifacts],
-            "error": result.error,
-        }
-        for result in results
-    ]
-    return json.dumps(rows, ensure_ascii=False, indent=1)
+    """The results as short labelled lines: small controllers copy JSON back instead of answering from it."""
+    lines = []
+    for result in results:
+        model = f", model {result.model_id}" if result.model_id else ""
+        lines.append(f"Task {result.task_id} ({result.task}{model}): {result.status}")
+        if result.text:
+            lines.append(f"  output: {result.text[:OUTPUT_CHARS]}")
+        if result.artifacts:
+            lines.append(f"  files: {', '.join(artifact.path for artifact in result.artifacts)}")
+        if result.error:
+            lines.append(f"  why: {result.error}")
+    return "\n".join(lines)
 
 
 def confine_paths(answer: str, real_paths: set[str]) -> str:

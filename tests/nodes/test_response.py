@@ -31,7 +31,7 @@ async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_c
 
     def answer(messages):
         seen.append(messages[0].text)
-        real = next(line.split('"')[1] for line in messages[0].text.splitlines() if line.strip().startswith('"/'))
+        real = next(line.split("files: ")[1] for line in messages[0].text.splitlines() if "files: " in line)
         return f"I drew {real} and also saved /home/me/extra.png."
 
     context = make_context(
@@ -65,4 +65,31 @@ async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context,
         "The tasks ended as follows:",
         "- task 0 (summarization) ok: s(long) (model s)",
         f"- task 1 (text-classification) failed: {out['results'][1].error}",
+    ]
+
+
+def test_results_reach_the_controller_as_labelled_lines_not_json():
+    from hugginggraph.graph.state import Artifact, TaskResult
+    from hugginggraph.nodes.response import results_for_prompt
+
+    results = [
+        TaskResult(task_id=0, task="image-to-text", status="ok", model_id="m/caption", text="a cat on a mat"),
+        TaskResult(
+            task_id=1,
+            task="text-to-speech",
+            status="ok",
+            model_id="m/tts",
+            text="/runs/t/task-1-speech.wav",
+            artifacts=[Artifact(kind="audio", path="/runs/t/task-1-speech.wav")],
+        ),
+        TaskResult(task_id=2, task="translation", status="skipped", error="task 1 failed"),
+    ]
+    assert results_for_prompt(results).splitlines() == [
+        "Task 0 (image-to-text, model m/caption): ok",
+        "  output: a cat on a mat",
+        "Task 1 (text-to-speech, model m/tts): ok",
+        "  output: /runs/t/task-1-speech.wav",
+        "  files: /runs/t/task-1-speech.wav",
+        "Task 2 (translation): skipped",
+        "  why: task 1 failed",
     ]
