@@ -63,7 +63,7 @@ def plan_schema(task_names: tuple[str, ...]) -> type[PlanOutput]:
     named_task = create_model(
         "PlannedTask",
         __base__=PlannedTask,
-        task=(Literal[task_names], ...),  # type: ignore[valid-type]  # an enum built at run time
+        task=(Literal[task_names], ...),  # type: ignore[arg-type]  # an enum built at run time
     )
     tasks = (list[named_task], Field(max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
     return create_model("PlanOutput", __base__=PlanOutput, tasks=tasks)

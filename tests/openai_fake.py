@@ -4,7 +4,9 @@ It speaks `POST /v1/chat/completions` as `ChatOpenAI` uses it: plain completions
 `with_structured_output` asks for it by default in langchain-openai 1.x — `response_format: {"type":
 "json_schema", "json_schema": {"name", "schema", "strict": true}}`, answered with the JSON as the message text.
 Replies are scripted per HuggingGraph stage, recognised from the prompts with `stage_of` as `ScriptedChatModel`
-does, so one server plays the planner, the selector and the responder.
+does, so one server plays the planner, the selector and the responder. A request with `stream: true` (what
+`ChatOpenAI` sends when LangGraph streams in "messages" mode, structured output included) is answered as OpenAI
+does, with server-sent `chat.completion.chunk` events, one word of the reply each, then `data: [DONE]`.
 
 A schema sent with `strict: true` is checked against OpenAI's rules for strict structured outputs and refused
 with OpenAI's 400 when it breaks one, so a schema OpenAI would reject fails here first. The server can also play
@@ -124,7 +126,8 @@ class FakeOpenAI:
             return [r for r in self.requests if r.stage == stage]
 
     # --- what the server does with a request (called on handler threads) ----------------------------------
-    def answer(self, path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, dict[str, Any]]:
+    def answer(self, path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, dict[str, Any] | list[Any]]:
+        """The status and the JSON body; for a stream, the list of its events' data instead."""
         try:
             body = json.loads(raw_body)
         except json.JSONDecodeError as error:
@@ -134,6 +137,9 @@ class FakeOpenAI:
         status, reply = self._reply(path, headers, body, stage)
         with self._lock:
             self.requests.append(Recorded(path, headers, body, stage, status))
+        if status == 200 and body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return status, stream_events(reply, include_usage)
         return status, reply
 
     def _reply(
@@ -143,8 +149,8 @@ class FakeOpenAI:
             return 404, _error(f"Unknown request URL: POST {path}.", code="unknown_url")
         if headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, _error("Incorrect API key provided.", code="invalid_api_key")
-        if body.get("stream") or body.get("tools"):
-            return 400, _error("this fake answers neither streams nor tool calls: ChatOpenAI sent something new")
+        if body.get("tools"):
+            return 400, _error("this fake answers no tool calls: ChatOpenAI sent something new")
         response_format = body.get("response_format")
         if response_format and self.structured_output == "rejected":
             return 400, _error("response_format is not supported by this server", param="response_format")
@@ -165,6 +171,25 @@ class FakeOpenAI:
             "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
+
+
+def stream_events(completion: dict[str, Any], include_usage: bool) -> list[Any]:
+    """A completion as OpenAI streams it: a role chunk, one chunk per word (with the spaces after it), a finish
+    chunk, the usage when asked (`stream_options.include_usage`), and `[DONE]`."""
+    choice = completion["choices"][0]
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> dict[str, Any]:
+        head = {key: completion[key] for key in ("id", "created", "model")}
+        choices = [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}]
+        return {**head, "object": "chat.completion.chunk", "choices": choices, **extra}
+
+    words = re.split(r"(?<=\s)(?=\S)", choice["message"]["content"])
+    events: list[Any] = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk({"content": word}) for word in words if word]
+    events.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        events.append({**chunk({}), "choices": [], "usage": completion["usage"]})
+    return [*events, "[DONE]"]
 
 
 def strict_schema_problem(json_schema: dict[str, Any]) -> str | None:
@@ -238,9 +263,13 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, reply = fake.answer(self.path, headers, self.rfile.read(length))
-            body = json.dumps(reply).encode()
+            if isinstance(reply, list):  # a stream: all its events in one body, which the client reads as SSE
+                events = (event if isinstance(event, str) else json.dumps(event) for event in reply)
+                body, kind = "".join(f"data: {event}\n\n" for event in events).encode(), "text/event-stream"
+            else:
+                body, kind = json.dumps(reply).encode(), "application/json"
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 PLAN = [{"task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
 ANSWER = "The text reads as positive."
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
+TERMINAL = {"FORCE_COLOR", "TTY_COMPATIBLE"}  # would make rich draw for a terminal even into a pipe
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def server() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def cli(tmp_path: Path, models: Path, server: FakeOpenAI):
     """Runs `hugginggraph ARGS` with the fake controller, the tiny models and a fresh data directory."""
-    env = {key: value for key, value in os.environ.items() if key not in PROXIES}
+    env = {key: value for key, value in os.environ.items() if key not in PROXIES | TERMINAL}
     env.update(HUGGINGGRAPH_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-test", HF_HUB_OFFLINE="1")
     configuration = ["--model", "openai:fake-model", "--base-url", server.base_url, "--models-dir", str(models)]
 
@@ -50,7 +51,7 @@ def cli(tmp_path: Path, models: Path, server: FakeOpenAI):
     return run
 
 
-def test_run_shows_plan_progress_answer_and_thread(cli):
+def test_run_shows_plan_progress_answer_and_thread(cli, server):
     out = cli("run", "is this text positive?", "--thread", "first")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -58,6 +59,10 @@ def test_run_shows_plan_progress_answer_and_thread(cli):
     assert "[0] text-classification started" in lines
     assert any(line.startswith("[0] text-classification ok (tiny-text-classification") for line in lines)
     assert lines[lines.index("Answer:") + 1] == ANSWER
+    # The answer was streamed from the controller as it wrote it, and printed once.
+    assert [request.body.get("stream") for request in server.requests_for("respond")] == [True]
+    assert out.stdout.count(ANSWER) == 1
+    assert "Pydantic serializer warnings" not in out.stderr  # langchain-openai's, on streamed structured output
     assert lines[-1] == "Thread first: `hugginggraph history first` shows its steps."
 
 

@@ -142,15 +142,17 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     command.add_argument("--limit", type=int, help="only the first N records (of the sample)")
     command.add_argument("--tools", type=Path, help="the benchmark's tool_desc.json (default: beside --data)")
-    command.add_argument("--demos", choices=("none", "static", "retrieved"), default=PlanningAids.demos)
-    command.add_argument("--demo-count", type=int, default=PlanningAids.demo_count)
-    for aid, about in [
-        ("modalities", "input and output kinds in the task list"),
-        ("constrained", "task names as an enum in the output schema"),
-        ("fix-pass", "a second plan when the first has tasks that cannot run"),
-        ("repair", "score validated, repaired plans rather than raw ones"),
+    command.add_argument(
+        "--demos", choices=("none", "static", "retrieved"), default=PlanningAids.demos, help="few-shot demos to show"
+    )
+    command.add_argument("--demo-count", type=int, default=PlanningAids.demo_count, help="how many demos")
+    for flag, about in [
+        ("--no-modalities", "list task types without their input and output kinds"),
+        ("--no-constrained", "let the output schema take any task name"),
+        ("--no-fix-pass", "never ask for a second plan"),
+        ("--no-repair", "score the planner's raw plans, not the validated and repaired ones"),
     ]:
-        command.add_argument(f"--no-{aid}", dest=aid.replace("-", "_"), action="store_false", help=f"without {about}")
+        command.add_argument(flag, dest=flag[5:].replace("-", "_"), action="store_false", help=about)
 
 
 def run_command(args: argparse.Namespace, llm: BaseChatModel, model: str) -> int:

@@ -7,13 +7,14 @@ LLM. `ScriptedRunner` runs "models" that are plain async functions. Neither is u
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
 
 from hugginggraph.tools.artifacts import ArtifactStore
@@ -22,6 +23,8 @@ from hugginggraph.tools.runners.base import RunnerOutput
 
 Stage = Literal["plan", "select", "respond", "chat"]
 Reply = str | Callable[[Sequence[BaseMessage]], str]
+
+_WORD_STARTS = re.compile(r"(?<=\s)(?=\S)")
 
 
 def stage_of(messages: Sequence[BaseMessage]) -> Stage:
@@ -75,6 +78,28 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return self._generate(messages, stop)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply word by word (each word with the spaces after it), as a streaming model sends its tokens.
+        LangChain streams only when asked to (`stream_mode="messages"`, `astream`); `invoke` stays one call."""
+        for word in _WORD_STARTS.split(self._reply(messages)):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._stream(messages, stop):
+            yield chunk
 
 
 ScriptedModel = Callable[[ModelCard, str, dict[str, str], ArtifactStore], Awaitable[RunnerOutput]]

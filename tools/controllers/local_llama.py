@@ -15,6 +15,8 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import AsyncIterator, Generator
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.util import find_spec
@@ -24,9 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
 from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from pydantic import BaseModel, Field
 
@@ -77,12 +79,22 @@ class _LoadedModel:
         """`Llama.create_chat_completion(**request)`, one call at a time."""
         with self.lock:
             completion = self.llama.create_chat_completion(**request)
-            if self.states is not None and self.states.cache_state:
-                # The state just saved holds a copy of the logits of every batch row; restoring needs none (the
-                # next prompt always evaluates its last token again), and the cache's capacity counts none.
-                newest = next(reversed(self.states.cache_state.values()))
-                newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
+            self._trim_newest_state()
         return completion
+
+    def stream(self, **request: Any) -> Generator[Any, None, None]:
+        """The chunks of `Llama.create_chat_completion(stream=True, **request)`, one token each. The model stays
+        locked from the first chunk asked for until the last, or until the caller closes the iterator."""
+        with self.lock:
+            yield from self.llama.create_chat_completion(stream=True, **request)
+            self._trim_newest_state()
+
+    def _trim_newest_state(self) -> None:
+        if self.states is not None and self.states.cache_state:
+            # The state just saved holds a copy of the logits of every batch row; restoring needs none (the next
+            # prompt always evaluates its last token again), and the cache's capacity counts none.
+            newest = next(reversed(self.states.cache_state.values()))
+            newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
 
 
 @lru_cache(maxsize=64)
@@ -192,6 +204,91 @@ class LocalLlamaChatModel(BaseChatModel):
     ) -> ChatResult:
         """The blocking call in a worker thread, so the event loop (other graph branches) runs meanwhile."""
         return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        json_schema: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Generator[ChatGenerationChunk, None, None]:
+        """The reply token by token; LangChain streams when asked to (`astream`, LangGraph's "messages" mode).
+
+        A structured call (`json_schema`) comes as one chunk, `_generate`'s reply whole: partial JSON is of no use
+        to anyone, and it keeps the usage counts, which llama.cpp's stream does not report."""
+        if json_schema is not None:
+            reply = self._generate(messages, stop, json_schema=json_schema, **kwargs).generations[0].message
+            message = AIMessageChunk(
+                content=reply.content,
+                response_metadata=reply.response_metadata,
+                usage_metadata=getattr(reply, "usage_metadata", None),
+            )
+            yield ChatGenerationChunk(message=message)
+            return
+        kwargs.pop("stream", None)  # `invoke(..., stream=True)` passes it on; streaming is what this is
+        chunks = self._model().stream(
+            messages=convert_to_openai_messages(messages, text_format="string"),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            stop=stop,
+            **kwargs,
+        )
+        with closing(chunks):  # an early exit releases the model
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                text = choice["delta"].get("content") or ""
+                finish_reason = choice.get("finish_reason")
+                if text or finish_reason:
+                    metadata = (
+                        {"finish_reason": finish_reason, "model_name": Path(self.model_path).name}
+                        if finish_reason
+                        else {}
+                    )
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=text, response_metadata=metadata))
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """`_stream` run whole in one worker thread, its chunks handed to the event loop as they come.
+
+        One thread for the whole reply, not one per chunk (LangChain's default): the thread holds the model's lock
+        throughout, so callers waiting for it can never take every pool thread from the one that must finish.
+        Leaving early (a cancelled run) stops the thread at the next token."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[ChatGenerationChunk | Exception | None] = asyncio.Queue()
+        leaving = threading.Event()
+
+        def hand(item: ChatGenerationChunk | Exception | None) -> None:
+            with suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def produce() -> None:
+            try:
+                with closing(self._stream(messages, stop, None, **kwargs)) as chunks:
+                    for chunk in chunks:
+                        if leaving.is_set():
+                            break
+                        hand(chunk)
+            except Exception as error:
+                hand(error)
+            finally:
+                hand(None)
+
+        worker = asyncio.ensure_future(asyncio.to_thread(produce))
+        try:
+            while (item := await queue.get()) is not None:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+            await worker
+        finally:
+            leaving.set()
 
     def with_structured_output(
         self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any

@@ -42,17 +42,22 @@ class Prediction(BaseModel):
 async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True) -> Prediction:
     """Plan one record. Raises ControllerUnavailable (no point going on); any other failure is a failed plan."""
     started = time.perf_counter()
-    base = {"id": record.id, "type": record.type}
     try:
         draft = await planner.draft(record.instruction, record.files)
     except ControllerUnavailable:
         raise
     except Exception as error:  # one record's failure is its score, not the end of the evaluation
-        return Prediction(**base, error=f"{type(error).__name__}: {error}", seconds=time.perf_counter() - started)
+        return Prediction(
+            id=record.id,
+            type=record.type,
+            error=f"{type(error).__name__}: {error}",
+            seconds=time.perf_counter() - started,
+        )
     seconds = time.perf_counter() - started
     if not repair:
         return Prediction(
-            **base,
+            id=record.id,
+            type=record.type,
             task_nodes=raw_task_nodes(draft.items),
             raw_plan=draft.items,
             error=draft.error,
@@ -61,7 +66,8 @@ async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True
         )
     check = check_plan(draft.items, None, planner.tasks)
     return Prediction(
-        **base,
+        id=record.id,
+        type=record.type,
         task_nodes=task_nodes(check.tasks),
         raw_plan=draft.items,
         repairs=check.repairs,

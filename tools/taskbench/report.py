@@ -50,8 +50,8 @@ def markdown(report: EvalReport) -> str:
     for group, scores in report.scores.items():
         cells = " | ".join(_cell(scores.get(metric)) for metric in METRICS)
         lines.append(f"| {group} | {report.group_sizes.get(group, 0)} | {cells} |")
-    for name, scores in PUBLISHED.items():
-        cells = " | ".join(_cell(scores.get(metric)) for metric in METRICS)
+    for name, published in PUBLISHED.items():
+        cells = " | ".join(_cell(published.get(metric)) for metric in METRICS)
         lines.append(f"| *{name} (published)* | | {cells} |")
     failure_rate = 100 * report.parse_failures / report.records if report.records else 0.0
     lines += [
@@ -81,7 +81,7 @@ def plot(report: EvalReport, path: Path) -> Path:
     for name, scores in PUBLISHED.items():
         for m, metric in enumerate(METRICS):
             if metric in scores:
-                label = name if m == 0 else None
+                label = name if m == 0 else "_nolegend_"
                 axes.hlines(scores[metric], m - 0.45, m + 0.45, colors=styles[name], linestyles="--", label=label)
     axes.set_xticks(range(len(METRICS)), METRICS)
     axes.set_ylim(0, 100)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
 from importlib.util import find_spec
@@ -34,6 +35,7 @@ from hugginggraph.tools.controllers.local_llama import (
     _grammar,
     local_chat_model,
 )
+from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.llm_json import ask_json
 from hugginggraph.tools.tasks import TASKS
 
@@ -47,6 +49,8 @@ CONTROLLER = "qwen2.5-coder-0.5b"
 # (request, input files, the tasks a good plan uses): varied modalities, one- and two-step plans, chit-chat.
 # The tests assert that every plan parses; how many pick the right tasks is measured with this data, not asserted
 # (7 of 20 for the 0.5B, 14 for the 1.5B).
+STATIC_DEMOS = default_demo_bank().static(5, TASKS)
+
 PLAN_CASES: list[tuple[str, list[str], set[str]]] = [
     (
         "Describe what is in photo.jpg and read the description aloud.",
@@ -374,7 +378,7 @@ def controller(tmp_path_factory: pytest.TempPathFactory) -> LocalLlamaChatModel:
 @pytest.mark.slow
 @pytest.mark.parametrize(("request_text", "files", "tasks"), PLAN_CASES, ids=[case[0][:40] for case in PLAN_CASES])
 async def test_every_plan_parses(controller: LocalLlamaChatModel, request_text: str, files: list[str], tasks: set[str]):
-    reply = await ask_json(controller, planning_messages(request_text, files, []), PlanOutput)
+    reply = await ask_json(controller, planning_messages(request_text, files, [], STATIC_DEMOS), PlanOutput)
     assert isinstance(reply.parsed, PlanOutput), reply.text
 
 
@@ -435,15 +439,45 @@ def test_a_reply_cut_at_max_tokens_is_a_parsing_error_not_an_exception(controlle
 
 
 @pytest.mark.slow
+async def test_a_plain_reply_streams_token_by_token_and_a_structured_one_whole(controller: LocalLlamaChatModel):
+    messages = [HumanMessage("Name three colours of the rainbow in a sentence.")]
+    chunks = [chunk async for chunk in controller.astream(messages)]
+    words = [chunk.text for chunk in chunks if chunk.text]
+    assert len(words) > 3 and not "".join(words).lstrip().startswith("{")
+    assert sum(chunks[1:], chunks[0]).response_metadata["finish_reason"] == "stop"
+    # Grammar-constrained: one chunk with text, the whole reply, parsed and counted as `invoke` gives it.
+    structured = controller.bind(json_schema=Colour.model_json_schema())
+    chunks = [chunk async for chunk in structured.astream([HumanMessage("The sky's colour as JSON.")])]
+    assert len([chunk for chunk in chunks if chunk.text]) == 1
+    reply = sum(chunks[1:], chunks[0])
+    assert isinstance(Colour.model_validate_json(reply.text), Colour)
+    assert reply.usage_metadata is not None and reply.usage_metadata["output_tokens"] > 0
+
+
+@pytest.mark.slow
+async def test_streams_left_early_or_many_at_once_never_hold_the_model(controller: LocalLlamaChatModel):
+    short = controller.model_copy(update={"max_tokens": 4})
+    stream = short.astream([HumanMessage("Count from one to twenty.")])
+    async for _ in stream:
+        break
+    await stream.aclose()  # the worker stops at its next token and lets go of the model
+    # More streams than asyncio's default thread pool has threads, all waiting on the one model: each finishes.
+    pool_threads = min(32, (os.cpu_count() or 1) + 4)
+    many = [short.ainvoke([HumanMessage(f"Say {n}.")], stream=True) for n in range(pool_threads + 2)]
+    replies = await asyncio.wait_for(asyncio.gather(*many), timeout=120)
+    assert all(reply.text for reply in replies)
+
+
+@pytest.mark.slow
 def test_a_plan_after_another_prompt_restores_the_planning_prefix(controller: LocalLlamaChatModel):
     import llama_cpp
 
     structured = controller.with_structured_output(PlanOutput, include_raw=True)
-    structured.invoke(planning_messages(*PLAN_CASES[0][:2], []))
+    structured.invoke(planning_messages(*PLAN_CASES[0][:2], [], STATIC_DEMOS))
     controller.invoke([HumanMessage("Something else in between.")])  # replaces the plan in the context
     context = controller._model().llama.ctx
     llama_cpp.llama_perf_context_reset(context)
-    reply = structured.invoke(planning_messages(*PLAN_CASES[1][:2], []))
+    reply = structured.invoke(planning_messages(*PLAN_CASES[1][:2], [], STATIC_DEMOS))
     assert isinstance(reply["parsed"], PlanOutput)
     # Only the new request's tokens were evaluated, not the 1,150 of the task list and demos.
     assert llama_cpp.llama_perf_context(context).n_p_eval < reply["raw"].usage_metadata["input_tokens"] / 10
