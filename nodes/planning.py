@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -126,10 +127,12 @@ class Planner:
     tasks: Mapping[str, TaskSpec]
     aids: PlanningAids
     demo_bank: DemoBank
+    workspace: Path | None = None
+    """Where input files are looked for when checking a plan for the fix pass; None skips that check."""
 
     @classmethod
     def from_context(cls, context: HuggingGraphContext) -> Planner:
-        return cls(context.llm_for("plan"), context.tasks, context.planning, context.demo_bank)
+        return cls(context.llm_for("plan"), context.tasks, context.planning, context.demo_bank, context.workspace)
 
     async def demos(self, request: str) -> list[Demo]:
         if self.aids.demos == "retrieved":
@@ -168,10 +171,10 @@ class Planner:
             return PlanDraft([], error=f"the planner did not return a usable plan ({error})")
 
     def _problems(self, draft: PlanDraft) -> list[str]:
-        """Why tasks of this plan cannot run (input files aside), one reason per task."""
+        """Why tasks of this plan cannot run (e.g. an input file no one gave), one reason per task."""
         if draft.error is not None:
             return []
-        doomed = check_plan(draft.items, None, self.tasks).doomed
+        doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
         return [reason for _, reason in sorted(doomed.items())]
 
 

@@ -7,8 +7,11 @@ Predictions are appended to a JSONL file as they are made, so an interrupted eva
 
 from __future__ import annotations
 
+import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +42,26 @@ class Prediction(BaseModel):
     seconds: float = 0.0
 
 
+@contextmanager
+def _workspace(record: TaskBenchRecord) -> Iterator[Path]:
+    """A folder holding an empty file for each input file the request names, as a user's workspace would: the
+    planner's fix pass then sees the files it invents as missing, exactly as in a real run."""
+    with tempfile.TemporaryDirectory(prefix="taskbench-") as folder:
+        workspace = Path(folder)
+        for name in record.files:
+            path = workspace / name
+            if not Path(name).is_absolute() and workspace in path.resolve().parents:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+        yield workspace
+
+
 async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True) -> Prediction:
     """Plan one record. Raises ControllerUnavailable (no point going on); any other failure is a failed plan."""
     started = time.perf_counter()
     try:
-        draft = await planner.draft(record.instruction, record.files)
+        with _workspace(record) as workspace:
+            draft = await replace(planner, workspace=workspace).draft(record.instruction, record.files)
     except ControllerUnavailable:
         raise
     except Exception as error:  # one record's failure is its score, not the end of the evaluation

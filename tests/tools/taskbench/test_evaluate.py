@@ -94,7 +94,9 @@ async def test_predictions_are_saved_and_a_second_run_plans_nothing(tmp_path):
     llm = ScriptedChatModel(plan=CHAIN)
     predictions = await plan_records(planner_for(llm), RECORDS, path, progress=False)
 
-    assert llm.calls == ["plan"] * 3  # a plan without problems is asked for once
+    # Once per record, plus a fix pass for 103, whose request gives no cat.jpg: the workspace holds only the files
+    # a request names, so a plan using another file is shown its problem as in a real run.
+    assert llm.calls == ["plan"] * 4
     assert list(predictions) == ["101", "102", "103"]
     chain = predictions["102"]
     assert (chain.type, chain.task_nodes, chain.raw_plan, chain.error, chain.fixed) == (
@@ -121,7 +123,7 @@ async def test_a_torn_last_line_is_ignored_and_its_record_planned_again(tmp_path
 
     llm = ScriptedChatModel(plan=CHAIN)
     predictions = await plan_records(planner_for(llm), RECORDS, path, progress=False)
-    assert llm.calls == ["plan", "plan"]  # 102 and 103; 101 was saved
+    assert llm.calls == ["plan"] * 3  # 102, and 103 with its fix pass; 101 was saved
     assert predictions["101"] == saved
     assert predictions["102"].task_nodes == CHAIN_NODES
 
@@ -254,3 +256,12 @@ def test_scores_are_grouped_by_shape_and_a_missing_prediction_is_an_empty_plan()
 
 def test_predictions_of_a_missing_file_are_none(tmp_path: Path):
     assert read_predictions(tmp_path / "nothing.jsonl") == {}
+
+
+async def test_a_file_the_request_does_not_name_is_a_problem_the_fix_pass_sees():
+    invented = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "made_up.jpg"}}]
+    given = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "cat.jpg"}}]
+    llm = PlanByFunction(planner=in_turn(invented, given))
+    prediction = await predict(planner_for(llm), RECORDS[0])
+    assert prediction.fixed and prediction.task_nodes == [{"task": "image-to-text", "arguments": ["cat.jpg"]}]
+    assert "made_up.jpg" in llm.seen[1][-1].text and "not found" in llm.seen[1][-1].text
