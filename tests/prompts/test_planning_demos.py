@@ -46,7 +46,9 @@ EXTENSIONS = {
 }
 _ANY_EXTENSION = "|".join(sorted(set().union(*EXTENSIONS.values()), key=len, reverse=True))
 FILE_NAME = re.compile(rf"[\w\-]+\.(?:{_ANY_EXTENSION}|txt|pdf|csv|docx?)\b", re.IGNORECASE)
-"""A file name as a request or an argument would write it (text and document files included: none may appear)."""
+"""A file name as a request or an argument would write it. Media files are listed in `files` and passed as media
+arguments; a text file (.txt) the request names is passed by its name as a whole text argument; no other kind
+(documents, spreadsheets) may appear."""
 QUOTED = re.compile(r'"([^"]+)"')
 STAND_IN = "Some generated text."
 """What a `<GENERATED>-k` text reference is replaced by when checking how a runner reads an argument."""
@@ -57,6 +59,15 @@ PLANNED = [demo for demo in DEMOS if demo["plan"]]
 
 def demo_id(demo: dict[str, Any]) -> str:
     return demo["request"][:50]
+
+
+def named_files(demo: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The media files and the text files the request names."""
+    names = set(FILE_NAME.findall(demo["request"]))
+    media = {name for name in names if name.rsplit(".", 1)[-1].lower() in set().union(*EXTENSIONS.values())}
+    text = {name for name in names if name.lower().endswith(".txt")}
+    assert names == media | text, f"neither a media nor a text file: {sorted(names - media - text)}"
+    return media, text
 
 
 def tasks_of(demo: dict[str, Any]) -> set[str]:
@@ -72,8 +83,8 @@ def shape(plan: list[dict[str, Any]]) -> str:
     return "dag"
 
 
-def test_bank_holds_about_75_demos_with_the_static_ones_first():
-    assert 70 <= len(DEMOS) <= 85
+def test_bank_holds_about_150_demos_with_the_static_ones_first():
+    assert 140 <= len(DEMOS) <= 160
     assert [demo["request"] for demo in DEMOS[: len(STATIC_REQUESTS)]] == STATIC_REQUESTS
 
 
@@ -100,6 +111,7 @@ def test_demo_is_well_formed(demo: dict[str, Any]):
 @pytest.mark.parametrize("demo", PLANNED, ids=demo_id)
 def test_every_task_gets_its_inputs_and_uses_outputs_of_the_right_kind(demo: dict[str, Any]):
     plan = demo["plan"]
+    _, text_files = named_files(demo)
     for step in plan:
         spec = KNOWN_TASKS[step["task"]]
         args: dict[str, str] = step["args"]
@@ -113,16 +125,18 @@ def test_every_task_gets_its_inputs_and_uses_outputs_of_the_right_kind(demo: dic
             if name in MEDIA_MODALITIES and not REFERENCE.fullmatch(value):
                 assert value in demo["files"], f"{step}: {value!r} is neither a listed file nor a task's output"
                 assert value.rsplit(".", 1)[-1].lower() in EXTENSIONS[name], f"{step}: {value!r} is not {name}"
-            elif name == "text":
+            elif name == "text" and value not in text_files:
                 assert not FILE_NAME.search(value), f"{step}: a file name in a text argument"
 
 
 @pytest.mark.parametrize("demo", DEMOS, ids=demo_id)
 def test_files_are_the_media_files_the_request_names_and_each_is_used(demo: dict[str, Any]):
-    named = FILE_NAME.findall(demo["request"])
-    assert sorted(set(named)) == sorted(demo["files"])
+    media, text_files = named_files(demo)
+    assert sorted(media) == sorted(demo["files"])
     used = {value for step in demo["plan"] for value in step["args"].values()}
     assert set(demo["files"]) <= used
+    text_args = {step["args"]["text"] for step in demo["plan"] if "text" in step["args"]}
+    assert text_files <= text_args, "a text file the request names is passed by its name as a text argument"
 
 
 @pytest.mark.parametrize("demo", DEMOS, ids=demo_id)
