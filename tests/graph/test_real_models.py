@@ -4,7 +4,6 @@ types, files and wiring, never meaning."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -53,9 +52,10 @@ def real_context(models: Path, workspace: Path, llm: ScriptedChatModel) -> Huggi
 
 async def test_four_tasks_hand_off_text_and_an_image_through_real_models(models, workspace, run_graph):
     def answer(messages):
-        rows = {row["task"]: row for row in json.loads(messages[0].text.split("Results (JSON):", 1)[1])}
-        depth = rows[2]["artifacts"][0]
-        return f"The depth map is at {depth}; the story was labelled {rows[1]['output']}."
+        lines = messages[0].text.split("Results:", 1)[1].splitlines()
+        depth = next(line for line in lines if line.startswith("  files: ")).removeprefix("  files: ")
+        label = lines[lines.index(next(line for line in lines if line.startswith("Task 1 "))) + 1]
+        return f"The depth map is at {depth}; the story was labelled {label.removeprefix('  output: ')}."
 
     context = real_context(models, workspace, ScriptedChatModel(plan=PLAN, respond=answer))
     out = await run_graph(context, request="write, label, map depth, classify", files=["street.png"])
