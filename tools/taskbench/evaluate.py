@@ -72,23 +72,17 @@ async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True
             seconds=time.perf_counter() - started,
         )
     seconds = time.perf_counter() - started
-    if not repair:
-        return Prediction(
-            id=record.id,
-            type=record.type,
-            task_nodes=raw_task_nodes(draft.items),
-            raw_plan=draft.items,
-            error=draft.error,
-            fixed=draft.fixed,
-            seconds=seconds,
-        )
-    check = check_plan(draft.items, None, planner.tasks)
+    if repair:
+        check = check_plan(draft.items, None, planner.tasks)
+        nodes, repairs = task_nodes(check.tasks), check.repairs
+    else:
+        nodes, repairs = raw_task_nodes(draft.items), []
     return Prediction(
         id=record.id,
         type=record.type,
-        task_nodes=task_nodes(check.tasks),
+        task_nodes=nodes,
         raw_plan=draft.items,
-        repairs=check.repairs,
+        repairs=repairs,
         error=draft.error,
         fixed=draft.fixed,
         seconds=seconds,
