@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import resource
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 import llama_cpp
+from harness import load_test_module
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
@@ -43,19 +42,9 @@ from hugginggraph.tools.controllers.local_llama import local_chat_model
 from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.tasks import TASKS
 
-CONTROLLER_TEST = Path(__file__).resolve().parents[1] / "tests/tools/controllers/test_local_llama.py"
-
-
-def load_module(path: Path) -> ModuleType:
-    """A test module imported from its file (tests/ is not a package), for its cases."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLAN_CASES: list[tuple[str, list[str], set[str]]] = load_module(CONTROLLER_TEST).PLAN_CASES
+PLAN_CASES: list[tuple[str, list[str], set[str]]] = load_test_module(
+    "tests/tools/controllers/test_local_llama.py"
+).PLAN_CASES
 
 
 class Usage(BaseCallbackHandler):

@@ -4,9 +4,11 @@ them. Shared by the benchmarks in this folder."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
@@ -15,6 +17,18 @@ from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.runners.base import RunnerOutput
 
 TASK_TYPE = "text-classification"
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_test_module(relative_path: str) -> ModuleType:
+    """A test module imported from its file (tests/ is not a package), so a benchmark times the tests' own cases."""
+    path = ROOT / relative_path
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 async def sleeper(card: ModelCard, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:

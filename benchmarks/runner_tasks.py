@@ -17,54 +17,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import math
 import statistics
-import struct
 import tempfile
 import time
-import wave
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import torch
-from PIL import Image, ImageDraw
+from harness import load_test_module
 from transformers.utils import logging as transformers_logging
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS, LocalTransformersRunner
 
-COVERAGE_TEST = Path(__file__).resolve().parents[1] / "tests/tools/runners/test_task_coverage.py"
-
-
-def load_module(path: Path) -> ModuleType:
-    """A test module imported from its file (tests/ is not a package), for its cases."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-coverage = load_module(COVERAGE_TEST)
-
-
-def make_media(folder: Path) -> dict[str, str]:
-    """The files the coverage test's `media` fixture makes (a fixture cannot be called outside pytest): a drawn
-    PNG and a one-second 440 Hz stereo tone at 22.05 kHz, 16-bit, keyed by the stand-ins its cases use."""
-    image = Image.new("RGB", coverage.IMAGE_SIZE, "white")
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((10, 10, 50, 40), fill="red")
-    draw.ellipse((40, 30, 90, 75), fill="blue")
-    image.save(folder / "picture.png")
-    rate = 22050
-    tone = [round(12000 * math.sin(2 * math.pi * 440 * i / rate)) for i in range(rate)]
-    with wave.open(str(folder / "tone.wav"), "wb") as out:
-        out.setnchannels(2)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"".join(struct.pack("<hh", sample, -sample // 2) for sample in tone))
-    return {coverage.IMAGE: str(folder / "picture.png"), coverage.AUDIO: str(folder / "tone.wav")}
+coverage = load_test_module("tests/tools/runners/test_task_coverage.py")
 
 
 @dataclass(frozen=True)
@@ -101,7 +67,7 @@ async def main(tasks: list[str], calls: int, device: str) -> None:
     times: dict[str, TaskTimes] = {}
     problems: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as workdir:
-        media = make_media(Path(workdir))
+        media = coverage.make_media(Path(workdir))
         for task in tasks:
             library = LOCAL_TASKS[task].library
             if importlib.util.find_spec(library) is None:

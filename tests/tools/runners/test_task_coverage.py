@@ -41,10 +41,9 @@ IMAGE, AUDIO = "<drawn PNG>", "<tone WAV>"
 Check = Callable[[RunnerOutput, dict[str, str]], None]
 
 
-@pytest.fixture(scope="module")
-def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A drawn PNG and a one-second 440 Hz stereo tone at 22.05 kHz, 16-bit."""
-    folder = tmp_path_factory.mktemp("media")
+def make_media(folder: Path) -> dict[str, str]:
+    """A drawn PNG and a one-second 440 Hz stereo tone at 22.05 kHz, 16-bit, keyed by their stand-ins in `CASES`
+    (a plain function, so benchmarks/runner_tasks.py makes the same files)."""
     image = Image.new("RGB", IMAGE_SIZE, "white")
     draw = ImageDraw.Draw(image)
     draw.rectangle((10, 10, 50, 40), fill="red")
@@ -58,6 +57,11 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         out.setframerate(rate)
         out.writeframes(b"".join(struct.pack("<hh", sample, -sample // 2) for sample in tone))
     return {IMAGE: str(folder / "picture.png"), AUDIO: str(folder / "tone.wav")}
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return make_media(tmp_path_factory.mktemp("media"))
 
 
 # Checks: each takes the output and the inputs it was made from.
