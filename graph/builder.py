@@ -1,6 +1,10 @@
-"""The HuggingGraph graph, wiring only: plan → validate → select (one branch per task) → execute → respond."""
+"""The HuggingGraph graph, wiring only: plan → validate → select (one branch per task) → approve → execute →
+respond. The routes below end a run early: after validation in mode "tasks", before the answer in mode
+"results", and at the answer whenever the run stopped (`stopped`: a budget, the user's rejection)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -9,6 +13,7 @@ from langgraph.types import Send
 
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, InputState, OutputState, SelectionInput
+from hugginggraph.nodes.approval import approve
 from hugginggraph.nodes.execution import execute
 from hugginggraph.nodes.planning import plan
 from hugginggraph.nodes.response import respond
@@ -16,38 +21,66 @@ from hugginggraph.nodes.selection import select
 from hugginggraph.nodes.validation import validate
 
 
-def fan_out_selection(state: GraphState) -> str | list[Send]:
-    """One selection branch per task that can still run; straight to the answer when there is nothing to run."""
-    if state.get("plan_error") or not state.get("plan"):
-        return "respond"
-    doomed = state.get("results", {})
-    branches = [
-        Send("select", {"request": state.get("request", ""), "task": task})
-        for task in state["plan"]
-        if task.id not in doomed
+def answer_or_end(state: GraphState) -> str:
+    """The answer, unless the run was asked for results only."""
+    return END if state.get("mode") == "results" else "respond"
+
+
+def selection_branches(state: GraphState) -> list[Send]:
+    """One selection branch per task that can still run and has no model yet."""
+    done, chosen = state.get("results", {}), state.get("choices", {})
+    tasks = [task for task in state.get("plan", []) if task.id not in done and task.id not in chosen]
+    usage = state.get("llm_usage")
+    return [
+        Send(
+            "select",
+            SelectionInput(request=state.get("request", ""), task=task, llm_usage=usage, branch=i, branches=len(tasks)),
+        )
+        for i, task in enumerate(tasks)
     ]
-    return branches or "execute"
+
+
+def after_validation(state: GraphState) -> str | list[Send]:
+    """Models chosen for the plan; the end in mode "tasks"; the answer when there is nothing to run."""
+    if state.get("mode") == "tasks":
+        return END
+    if state.get("plan_error") or state.get("stopped") or not state.get("plan"):
+        return answer_or_end(state)
+    return selection_branches(state) or "approve"
+
+
+def after_approval(state: GraphState) -> str | list[Send]:
+    """Execution; selection again for the tasks an edit added or changed; the answer when the run stopped."""
+    if state.get("stopped"):
+        return answer_or_end(state)
+    return selection_branches(state) or "execute"
 
 
 HuggingGraph = CompiledStateGraph[GraphState, HuggingGraphContext, InputState, OutputState]
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> HuggingGraph:
-    """The compiled graph (a LangChain Runnable). Run it with `context=HuggingGraphContext(...)`."""
-    builder = StateGraph(
-        GraphState, context_schema=HuggingGraphContext, input_schema=InputState, output_schema=OutputState
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None, *, context_schema: type[Any] = HuggingGraphContext
+) -> HuggingGraph:
+    """The compiled graph (a LangChain Runnable). Run it with `context=HuggingGraphContext(...)`, or give a
+    `context_schema` of JSON options (`ContextOptions`) for callers that can only send JSON, as the server does."""
+    # Typed for what nodes see, whatever the schema: `context_of` turns options into a HuggingGraphContext.
+    builder: StateGraph[GraphState, HuggingGraphContext, InputState, OutputState] = StateGraph(
+        GraphState, context_schema=context_schema, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("plan", plan)
     builder.add_node("validate", validate)
     # langgraph's overloads cannot infer a branch input type other than the state: checked by the tests instead.
     builder.add_node("select", select, input_schema=SelectionInput)  # type: ignore[call-overload]
+    builder.add_node("approve", approve)
     builder.add_node("execute", execute)
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "validate")
-    builder.add_conditional_edges("validate", fan_out_selection, ["select", "execute", "respond"])
-    builder.add_edge("select", "execute")
-    builder.add_edge("execute", "respond")
+    builder.add_conditional_edges("validate", after_validation, ["select", "approve", "respond", END])
+    builder.add_edge("select", "approve")
+    builder.add_conditional_edges("approve", after_approval, ["select", "execute", "respond", END])
+    builder.add_conditional_edges("execute", answer_or_end, ["respond", END])
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer, name="hugginggraph")

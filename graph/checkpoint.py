@@ -1,18 +1,28 @@
-"""Where runs are saved: an async SQLite checkpointer in the user's data directory by default.
+"""Where runs are saved: SQLite in the user's data directory by default, PostgreSQL when a `postgresql://` URL is
+set (the scale option: many processes and machines resuming each other's runs).
 
-SQLite's sync saver refuses async graphs, and HuggingGraph's executor is async, so the async saver is the one.
+Both savers are the async ones: SQLite's sync saver refuses async graphs, and HuggingGraph's executor is async.
+A checkpoint URL may carry a password, so every message about one goes through `redact` first.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from platformdirs import user_data_dir
+from pydantic import SecretStr
+
+from hugginggraph.settings import ConfigurationError
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+"""The URL prefixes libpq accepts; any other checkpoint URL is a configuration error."""
 
 
 def default_data_dir() -> Path:
@@ -22,6 +32,26 @@ def default_data_dir() -> Path:
 
 def default_checkpoint_path() -> Path:
     return default_data_dir() / "checkpoints.sqlite"
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    url: str | SecretStr | None = None, path: Path | str | None = None
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """The checkpointer the settings choose, open for the block: PostgreSQL when `url` is set (its tables are
+    created or migrated on opening), else SQLite on `path` (default: `default_checkpoint_path()`)."""
+    secret = url.get_secret_value() if isinstance(url, SecretStr) else url
+    if not secret:
+        opened = sqlite_checkpointer(path)
+    elif secret.startswith(POSTGRES_SCHEMES):
+        opened = postgres_checkpointer(secret)
+    else:
+        raise ConfigurationError(
+            f"checkpoint URL {redact(secret, secret)} is not a PostgreSQL one (postgresql://user:password@host/db); "
+            "unset it to save runs in SQLite, whose file is `checkpoint_path`"
+        )
+    async with opened as saver:
+        yield saver
 
 
 @asynccontextmanager
@@ -36,6 +66,48 @@ async def sqlite_checkpointer(path: Path | str | None = None) -> AsyncIterator[B
         yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
 
 
+@asynccontextmanager
+async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+    """An `AsyncPostgresSaver` on the database at `url`, set up and open for the block.
+
+    Failing to connect or to set up is a `ConfigurationError` whose message is redacted and whose cause is dropped:
+    libpq quotes the bad part of a URL, which can be the password itself. Errors inside the block pass unchanged.
+    """
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    except ImportError:
+        raise ConfigurationError(
+            "a PostgreSQL checkpoint URL needs the postgres extra: pip install 'hugginggraph[postgres]'"
+        ) from None
+
+    async with AsyncExitStack() as stack:
+        try:
+            saver = await stack.enter_async_context(
+                AsyncPostgresSaver.from_conn_string(url, serde=checkpoint_serializer())
+            )
+            await saver.setup()  # idempotent: creates the tables once, then only reads the migration version
+        except psycopg.Error as error:
+            raise ConfigurationError(
+                f"cannot open the checkpoint database {redact(url, url)}: {redact(str(error).strip(), url)}; "
+                "check the URL and that the server is running"
+            ) from None
+        yield saver
+
+
+def redact(text: str, url: str) -> str:
+    """`text` with every form of `url`'s password (in the user part or a `password=` parameter, raw or decoded)
+    replaced by `***`; a URL too malformed to find its password in is hidden whole."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return text.replace(url, "***")
+    raw = [password or "", *re.findall(r"[?&]password=([^&#]*)", url)]
+    for secret in sorted({form for value in raw for form in (value, unquote(value))} - {""}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def checkpoint_serializer() -> JsonPlusSerializer:
     """LangGraph's serializer, allowed to rebuild only its own safe types and our state models: a checkpoint file
     that someone else wrote cannot make us instantiate arbitrary classes."""
@@ -46,7 +118,7 @@ def checkpoint_serializer() -> JsonPlusSerializer:
 
 
 async def list_threads(saver: BaseCheckpointSaver) -> list[str]:
-    """Thread ids of every saved run, most recently checkpointed first."""
+    """Thread ids of every saved run, most recently checkpointed first (any saver: checkpoint ids grow with time)."""
     seen: dict[str, None] = {}
     async for checkpoint in saver.alist(None):
         seen.setdefault(checkpoint.config["configurable"]["thread_id"], None)

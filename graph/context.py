@@ -6,12 +6,14 @@ compiled graph serves many configurations at once. It is not checkpointed: pass 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
 
 from hugginggraph.graph.checkpoint import default_data_dir
 from hugginggraph.tools.catalog import ModelCard, ModelCatalog
@@ -22,7 +24,8 @@ from hugginggraph.tools.tasks import TASKS, TaskSpec
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on one run."""
+    """Bounds on one run. A budget that runs out ends the run cleanly: the state's `stopped` says which, the
+    answer reports what was done (graph/budget.py). None means no limit, the default for every budget."""
 
     top_k: int = 5
     """How many ranked candidates the LLM chooses among (and the executor may fall back to)."""
@@ -32,6 +35,20 @@ class Limits:
     """Calls of one model before moving to the next candidate (a model that fails to load gets one)."""
     description_chars: int = 200
     """How much of each model description the selection prompt shows."""
+    max_tasks: int | None = None
+    """The most tasks a plan may hold: a longer one is refused by validation, and no model runs."""
+    max_llm_calls: int | None = None
+    """Controller LLM calls per run (planning, selection, the answer; not the LLM as an expert model). A call
+    past it is not made: the run stops, and the answer is the plain summary of what was done."""
+    max_llm_tokens: int | None = None
+    """Controller tokens per run, as the model reports them. Counted when a call ends, so no call starts once
+    it is reached; calls already under way finish."""
+    run_timeout_s: float | None = None
+    """Wall-clock limit per run, checked between stages. In execution, tasks not started by then are skipped and
+    running ones are cut off at it. Waiting for the user's approval does not count: their answer starts a new
+    run (as a resume is on the LangGraph server), with the whole limit."""
+    max_concurrent_tasks: int | None = None
+    """Model executions at once; the others wait for a slot (e.g. one GPU, or an endpoint's rate limit)."""
 
 
 @dataclass(frozen=True)
@@ -78,3 +95,26 @@ class HuggingGraphContext:
 
     def runner_for(self, card: ModelCard) -> ModelRunner | None:
         return next((runner for runner in self.runners if runner.can_run(card)), None)
+
+
+@runtime_checkable
+class ContextOptions(Protocol):
+    """JSON-friendly options that build a context, for callers that cannot hand over live objects: the LangGraph
+    server passes each run's `context` as JSON, which the graph's `context_schema` (`hugginggraph.server.
+    ServerOptions`) turns into options. Declared here so the graph needs no import of whoever implements it."""
+
+    def build(self) -> HuggingGraphContext: ...
+
+
+async def context_of(runtime: Runtime[Any]) -> HuggingGraphContext:
+    """What every node reads its context through: a HuggingGraphContext is used as is; options are built into one,
+    in a thread, since the first build loads models and reads folders, which must not stall the server's loop."""
+    context = runtime.context
+    if isinstance(context, HuggingGraphContext):
+        return context
+    if isinstance(context, ContextOptions):
+        return await asyncio.to_thread(context.build)
+    raise TypeError(
+        f"the run's context is {type(context).__name__}: pass context=HuggingGraphContext(...), or options such as "
+        "hugginggraph.server.ServerOptions() to build one from the environment as the CLI does"
+    )

@@ -2,11 +2,14 @@
 
 The data path reads as the story: `request` → `raw_plan` → `plan` → `choices` → `results` → `answer`.
 Each key says which node writes it. Keys written by parallel selection branches merge through reducers.
+
+Input keys stay on a thread until a later input sets them again, like every state key: callers that mix modes or
+approval on one thread pass `mode` and `approval` with every request (`runs.arun` and the CLI always do).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -16,6 +19,7 @@ from typing_extensions import TypedDict
 from hugginggraph.tools.artifacts import Artifact
 
 TaskStatus = Literal["ok", "failed", "skipped"]
+Mode = Literal["full", "tasks", "results"]
 
 
 class Task(BaseModel):
@@ -73,6 +77,30 @@ def merge_by_task_id(left: dict[int, Any] | None, right: dict[int, Any] | None) 
     return {**(left or {}), **(right or {})}
 
 
+class LLMUsage(TypedDict):
+    """What the controller LLM was asked for in one run (see graph/budget.py for what is counted)."""
+
+    calls: int
+    tokens: int
+    """Total tokens as the model reported them; a reply that reports none counts 0."""
+
+
+NO_USAGE: Final[LLMUsage] = {"calls": 0, "tokens": 0}
+"""Usage before the first call (never mutated: the reducer and the meter build new values)."""
+
+
+def add_usage(left: LLMUsage | None, right: LLMUsage | None) -> LLMUsage:
+    """Reducer for usage written by parallel branches: the sums."""
+    left, right = left or NO_USAGE, right or NO_USAGE
+    return {"calls": left["calls"] + right["calls"], "tokens": left["tokens"] + right["tokens"]}
+
+
+def first_reason(left: str | None, right: str | None) -> str | None:
+    """Reducer for `stopped`: None clears it (a new turn); otherwise the first reason stands, since parallel
+    branches may each find one, and a later stage's reason is a consequence of the first."""
+    return None if right is None else left if left is not None else right
+
+
 class InputState(TypedDict, total=False):
     """What a caller gives a run."""
 
@@ -80,6 +108,11 @@ class InputState(TypedDict, total=False):
     """The user's request in natural language."""
     files: list[str]
     """Input files the request may refer to (paths relative to the workspace, or absolute)."""
+    mode: Mode
+    """How far the run goes (absent: "full"). "tasks": plan and validate, then end (HuggingGPT's /tasks);
+    "results": also choose and run the models, but write no answer (/results); "full": everything (/hugginggpt)."""
+    approval: bool
+    """Pause after model selection for the user to approve, reject or edit the plan (the `approve` node)."""
 
 
 class OutputState(TypedDict, total=False):
@@ -91,12 +124,17 @@ class OutputState(TypedDict, total=False):
     choices: dict[int, ModelChoice]
     results: dict[int, TaskResult]
     answer: str
+    stopped: str | None
+    """Why the run stopped before the end (a budget in `Limits`, the user's rejection); None when it did not."""
+    llm_usage: LLMUsage
+    """Calls to the controller LLM and their tokens in this run, the budgets' measure."""
 
 
 class GraphState(InputState, OutputState, total=False):
-    """The whole state. Written by: plan (`messages`, `raw_plan`, `plan_error`), validate (`plan`,
+    """The whole state. Written by: plan (`messages`, `raw_plan`, `plan_error`, `deadline`), validate (`plan`,
     `plan_repairs`, `results` for tasks doomed before they run), select (`choices`, `results` when no model
-    exists), execute (`results`), respond (`answer`, `messages`)."""
+    exists), approve (`plan`, `plan_repairs`, `choices` when the user edits; `deadline`), execute (`results`),
+    respond (`answer`, `messages`). Any of them may write `stopped`; those that ask the LLM add to `llm_usage`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     """The chat on this thread: earlier requests and answers, the history the planner sees."""
@@ -104,6 +142,10 @@ class GraphState(InputState, OutputState, total=False):
     """The planner's output as parsed JSON, before validation."""
     choices: Annotated[dict[int, ModelChoice], merge_by_task_id]
     results: Annotated[dict[int, TaskResult], merge_by_task_id]
+    stopped: Annotated[str | None, first_reason]
+    llm_usage: Annotated[LLMUsage, add_usage]
+    deadline: float | None
+    """When the run must end (a `time.time()` value) under `Limits.run_timeout_s`; None without a limit."""
 
 
 class SelectionInput(TypedDict):
@@ -111,3 +153,9 @@ class SelectionInput(TypedDict):
 
     request: str
     task: Task
+    llm_usage: LLMUsage | None
+    """The run's controller usage when selection began. Parallel branches cannot see each other's calls, so what
+    the call budget has left then is split among them (graph/budget.py)."""
+    branch: int
+    """This branch's place among the `branches` started together, which sets its share."""
+    branches: int

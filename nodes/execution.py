@@ -6,13 +6,19 @@ dependencies: the run finishes at the plan's critical path. Each task's result i
 resumed run replays finished tasks from the checkpoint (matched by call order, which is why the order is fixed)
 and re-runs only the rest. Failures are values: a task that raises or times out returns a failed result after
 retries and fallback models, and never cancels its siblings; its dependants return `skipped`.
+
+`Limits` bound the stage: at most `max_concurrent_tasks` models run at once (a task waits for a slot before it
+starts), and at the run's deadline (`run_timeout_s`) the tasks not started yet are skipped and running ones are
+cut off, each with the reason; the run's `stopped` then says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,10 +26,11 @@ from langgraph.config import get_config, get_stream_writer
 from langgraph.func import task as durable_task
 from langgraph.runtime import Runtime
 
-from hugginggraph.graph.context import HuggingGraphContext
-from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult
+from hugginggraph.graph.budget import out_of_time, time_left, time_limit_reason
+from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
+from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, TaskStatus
 from hugginggraph.nodes.validation import REFERENCE
-from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.artifacts import ArtifactStore, is_remote, resolve_input_file, run_folder
 from hugginggraph.tools.catalog import CatalogUnavailable
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.tasks import MEDIA_MODALITIES
@@ -33,9 +40,12 @@ class MissingInput(Exception):
     """A dependency succeeded but did not produce what an argument needs (e.g. no image)."""
 
 
-def resolve_inputs(task: Task, done: dict[int, TaskResult]) -> dict[str, str]:
+def resolve_inputs(task: Task, done: dict[int, TaskResult], workspace: Path) -> dict[str, str]:
     """The task's arguments with each `<GENERATED>-k` replaced by task k's output: for a media argument, the
-    path of k's first artifact of that kind; for text, k's text output (spliced into the surrounding text)."""
+    path of k's first artifact of that kind; for text, k's text output (spliced into the surrounding text).
+
+    A media file is resolved in the workspace again, as validation did (raising InputFileError): the plan may come
+    from a checkpoint written under other rules, and the file may have been swapped for a symlink leading out."""
     inputs: dict[str, str] = {}
     for key, value in task.args.items():
         if key in MEDIA_MODALITIES and (match := REFERENCE.fullmatch(value.strip())):
@@ -44,18 +54,77 @@ def resolve_inputs(task: Task, done: dict[int, TaskResult]) -> dict[str, str]:
             if artifact is None:
                 raise MissingInput(f"task {source.task_id} ({source.task}) produced no {key} for this task")
             inputs[key] = artifact.path
+        elif key in MEDIA_MODALITIES and not is_remote(value):
+            inputs[key] = str(resolve_input_file(value, workspace))
         else:
             inputs[key] = REFERENCE.sub(lambda m: done[int(m.group(1))].text or "", value)
     return inputs
 
 
+class Gate:
+    """When a task may start and how long it may run: a free slot under `Limits.max_concurrent_tasks`, and the time
+    left before the run's deadline (`Limits.run_timeout_s`). Remembers whether the deadline cut the run short."""
+
+    def __init__(self, limits: Limits, deadline: float | None) -> None:
+        self.limits = limits
+        self.deadline = deadline
+        self.slots = asyncio.Semaphore(limits.max_concurrent_tasks) if limits.max_concurrent_tasks else None
+        self.cut_short: str | None = None
+        """Why the deadline stopped a task, once it has."""
+
+    def cut(self) -> str:
+        """Record that the deadline stopped a task; return the reason."""
+        self.cut_short = time_limit_reason(self.limits)
+        return self.cut_short
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[str | None]:
+        """Holds a slot for the block. Yields None, or why the task may not start: the deadline came first."""
+        if out_of_time(self.deadline, self.limits):
+            yield self.cut()
+            return
+        if self.slots is None:
+            yield None
+            return
+        try:
+            async with asyncio.timeout(time_left(self.deadline)):
+                await self.slots.acquire()
+        except TimeoutError:
+            yield self.cut()
+            return
+        try:
+            yield None
+        finally:
+            self.slots.release()
+
+    def attempt_timeout(self) -> tuple[float, bool]:
+        """Seconds the next model call may take, and whether the run's deadline (not the task's own limit) set it."""
+        left = time_left(self.deadline)
+        if left is None or left >= self.limits.task_timeout_s:
+            return self.limits.task_timeout_s, False
+        return max(left, 0.0), True
+
+
 async def run_with_fallbacks(
-    task: Task, choice: ModelChoice, inputs: dict[str, str], context: HuggingGraphContext, run_dir: Path
+    task: Task, choice: ModelChoice, inputs: dict[str, str], context: HuggingGraphContext, run_dir: Path, gate: Gate
 ) -> TaskResult:
-    """Try the chosen model, retrying up to the limit, then each fallback candidate in rank order."""
+    """Try the chosen model, retrying up to the limit, then each fallback candidate in rank order, until the run's
+    deadline, if any, cuts it off."""
     limits = context.limits
     attempts: list[str] = []
     started = time.time()
+
+    def ended(status: TaskStatus, **outcome: Any) -> TaskResult:
+        return TaskResult(
+            task_id=task.id,
+            task=task.task,
+            status=status,
+            attempts=attempts,
+            started_at=started,
+            finished_at=time.time(),
+            **outcome,
+        )
+
     for model_id in choice.model_ids:
         try:
             card = await asyncio.to_thread(context.catalog.get, model_id)
@@ -67,40 +136,24 @@ async def run_with_fallbacks(
             attempts.append(f"{model_id}: no runner can run this model")
             continue
         for _ in range(limits.attempts_per_model):
+            timeout, by_deadline = gate.attempt_timeout()
             try:
                 output: RunnerOutput = await asyncio.wait_for(
-                    runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id)),
-                    limits.task_timeout_s,
+                    runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id)), timeout
                 )
             except ModelLoadError as error:
                 attempts.append(f"{model_id}: {error}")
                 break
             except TimeoutError:
+                if by_deadline:
+                    attempts.append(f"{model_id}: still running at the run's time limit")
+                    return ended("failed", error=f"cut off: {gate.cut()}")
                 attempts.append(f"{model_id}: timed out after {limits.task_timeout_s:g} s")
             except Exception as error:
                 attempts.append(f"{model_id}: {type(error).__name__}: {error}")
             else:
-                return TaskResult(
-                    task_id=task.id,
-                    task=task.task,
-                    status="ok",
-                    text=output.text,
-                    data=output.data,
-                    artifacts=output.artifacts,
-                    model_id=model_id,
-                    attempts=attempts,
-                    started_at=started,
-                    finished_at=time.time(),
-                )
-    return TaskResult(
-        task_id=task.id,
-        task=task.task,
-        status="failed",
-        error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try",
-        attempts=attempts,
-        started_at=started,
-        finished_at=time.time(),
-    )
+                return ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
+    return ended("failed", error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try")
 
 
 async def run_plan_task(
@@ -110,8 +163,9 @@ async def run_plan_task(
     dependencies: list[Awaitable[TaskResult]],
     context: HuggingGraphContext,
     run_dir: Path,
+    gate: Gate,
 ) -> TaskResult:
-    """One plan item, from waiting on its dependencies to its result. Never raises."""
+    """One plan item, from waiting on its dependencies and a slot to its result. Never raises."""
     if known is not None:
         return known
     emit = get_stream_writer()
@@ -121,8 +175,12 @@ async def run_plan_task(
         reasons = "; ".join(f"task {r.task_id} ({r.task}) {r.status}" for r in unfinished)
         result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"skipped because {reasons}")
     else:
-        emit({"event": "task_started", "task_id": task.id, "task": task.task})
-        result = await _run_safely(task, choice, done, context, run_dir)
+        async with gate.slot() as late:
+            if late:
+                result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"not started: {late}")
+            else:
+                emit({"event": "task_started", "task_id": task.id, "task": task.task})
+                result = await _run_safely(task, choice, done, context, run_dir, gate)
     emit(
         {
             "event": "task_finished",
@@ -135,12 +193,19 @@ async def run_plan_task(
 
 
 async def _run_safely(
-    task: Task, choice: ModelChoice | None, done: dict[int, TaskResult], context: HuggingGraphContext, run_dir: Path
+    task: Task,
+    choice: ModelChoice | None,
+    done: dict[int, TaskResult],
+    context: HuggingGraphContext,
+    run_dir: Path,
+    gate: Gate,
 ) -> TaskResult:
     try:
         if choice is None:
             raise MissingInput("no model was chosen for this task")
-        return await run_with_fallbacks(task, choice, resolve_inputs(task, done), context, run_dir)
+        return await run_with_fallbacks(
+            task, choice, resolve_inputs(task, done, context.workspace), context, run_dir, gate
+        )
     except Exception as error:  # a bug or bad input in one task must not take down its siblings
         return TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
 
@@ -149,12 +214,18 @@ async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
     known = state.get("results", {})
     choices = state.get("choices", {})
     thread_id = get_config()["configurable"].get("thread_id", "default")
-    run_dir = runtime.context.artifacts_dir / str(thread_id)
+    context = await context_of(runtime)
+    run_dir = run_folder(context.artifacts_dir, str(thread_id))
+    gate = Gate(context.limits, state.get("deadline"))
     futures: dict[int, Any] = {}
     for task in state.get("plan", []):
-        # One durable task per plan item, named after it so Studio and traces show which is which.
-        step = cast(Any, durable_task)(name=f"{task.task}#{task.id}")(run_plan_task)
+        # One durable task per plan item, named after it so Studio, traces and streamed updates show which is
+        # which; each gets its own partial, since `task(name=...)` renames the function it is given.
+        step = cast(Any, durable_task)(name=f"{task.task}#{task.id}")(partial(run_plan_task))
         dependencies = [futures[dep] for dep in task.dep if dep in futures]
-        futures[task.id] = step(task, known.get(task.id), choices.get(task.id), dependencies, runtime.context, run_dir)
+        futures[task.id] = step(task, known.get(task.id), choices.get(task.id), dependencies, context, run_dir, gate)
     results = await asyncio.gather(*futures.values())
-    return {"results": {result.task_id: result for result in results}}
+    update: dict[str, Any] = {"results": {result.task_id: result for result in results}}
+    if gate.cut_short:
+        update["stopped"] = gate.cut_short
+    return update

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -22,12 +22,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field, create_model
 
-from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
-from hugginggraph.graph.state import GraphState
+from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for, llm_budget_refusal
+from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, context_of
+from hugginggraph.graph.state import GraphState, Mode
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
 from hugginggraph.tools.demo_bank import Demo, DemoBank
-from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json
+from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json, storable
 from hugginggraph.tools.tasks import TASKS, TaskSpec
 
 
@@ -143,7 +144,8 @@ class Planner:
         return []
 
     async def draft(self, request: str, files: Sequence[str], history: Sequence[BaseMessage] = ()) -> PlanDraft:
-        """A raw plan for the request; with `fix_pass`, a second one when the first has tasks that cannot run.
+        """A raw plan for the request; with `fix_pass`, a second one when the first has tasks that cannot run and
+        the run's LLM budget, if any, allows the call.
 
         Raises ControllerUnavailable when the controller cannot be reached.
         """
@@ -151,7 +153,7 @@ class Planner:
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities)
         first = await self._ask(messages)
         problems = self._problems(first)
-        if not (self.aids.fix_pass and problems):
+        if not (self.aids.fix_pass and problems) or llm_budget_refusal():
             return first
         listed = "\n".join(f"- {problem}" for problem in problems)
         fix = [AIMessage(json.dumps(first.items)), HumanMessage(render("planning_fix", problems=listed))]
@@ -164,7 +166,8 @@ class Planner:
         schema = plan_schema(tuple(self.tasks)) if self.aids.constrained else PlanOutput
         reply = await ask_json(self.llm, messages, schema)
         if reply.parsed is not None:
-            return PlanDraft([task.model_dump(exclude_none=True) for task in reply.parsed.tasks])
+            # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
+            return PlanDraft(storable([task.model_dump(exclude_none=True) for task in reply.parsed.tasks]))
         try:
             return PlanDraft(plan_items(reply.text))
         except ValueError as error:
@@ -178,22 +181,44 @@ class Planner:
         return [reason for _, reason in sorted(doomed.items())]
 
 
-async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
-    request = state.get("request", "").strip()
+def _input_error(request: str, mode: str) -> str | None:
     if not request:
-        return {"raw_plan": [], "plan_error": "the request is empty: say what you want done"}
-    # A new turn on a thread starts with no choices or results: the reducers would otherwise merge old ones in.
+        return "the request is empty: say what you want done"
+    if mode not in get_args(Mode):
+        return f"unknown mode {mode!r}: use one of {', '.join(get_args(Mode))}"
+    return None
+
+
+async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
+    context = await context_of(runtime)
+    # A new turn on a thread starts afresh: the reducers would otherwise merge the last turn's values in.
     turn: dict[str, Any] = {
-        "messages": [HumanMessage(request)],
         "plan_error": None,
         "choices": Overwrite({}),
         "results": Overwrite({}),
+        "stopped": None,
+        "deadline": deadline_for(context.limits),
     }
-    try:
-        draft = await Planner.from_context(runtime.context).draft(
-            request, state.get("files", []), state.get("messages", [])
-        )
-    except ControllerUnavailable as error:
-        # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.
-        return {**turn, "raw_plan": [], "plan_error": str(error)}
-    return {**turn, "raw_plan": draft.items, "plan_error": draft.error}
+    meter = LLMMeter.for_run(context.limits, None)
+    drafted = await _draft(state, context, meter)
+    return {**turn, **drafted, "llm_usage": Overwrite(meter.usage)}
+
+
+async def _draft(state: GraphState, context: HuggingGraphContext, meter: LLMMeter) -> dict[str, Any]:
+    """The raw plan and the request as the chat's next message; or why there is no plan."""
+    request = state.get("request", "").strip()
+    if error := _input_error(request, state.get("mode", "full")):
+        return {"raw_plan": [], "plan_error": error}
+    asked = {"messages": [HumanMessage(request)]}
+    with meter:
+        try:
+            meter.check()
+            draft = await Planner.from_context(context).draft(
+                request, state.get("files", []), state.get("messages", [])
+            )
+        except ControllerUnavailable as error:
+            # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.
+            return {**asked, "raw_plan": [], "plan_error": str(error)}
+        except LLMBudgetSpent as spent:
+            return {**asked, "raw_plan": [], "stopped": str(spent)}
+    return {**asked, "raw_plan": draft.items, "plan_error": draft.error}

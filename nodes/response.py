@@ -3,6 +3,9 @@
 The LLM sees, per task, the model used, the output, the artifact paths and the failures. Its answer is then
 checked: a file path it names must be one that exists (an artifact or an input), so a hallucinated path never
 reaches the user as if it were real.
+
+A run that stopped early (`stopped`) is answered from what was done: without the LLM when no model ran, or when
+the LLM budget is spent (the plain summary), else by the LLM, told why the run stopped.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
+from hugginggraph.graph.context import HuggingGraphContext, context_of
 from hugginggraph.graph.state import GraphState, TaskResult
 from hugginggraph.prompts import render
 
@@ -62,28 +67,50 @@ def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
 
 
 async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
-    llm = runtime.context.llm_for("respond")
-    if state.get("plan_error"):
-        answer = f"I could not carry out this request: {state['plan_error']}."
-    elif not state.get("plan"):
-        history = state.get("messages", [])
-        reply = await llm.ainvoke([SystemMessage(render("chit_chat")), *history])
-        answer = reply.text
-    else:
-        results = [state["results"][task.id] for task in state["plan"] if task.id in state.get("results", {})]
-        prompt = render(
-            "response",
-            request=state.get("request", ""),
-            plan_notes="; ".join(state.get("plan_repairs", [])) or "none",
-            results=results_for_prompt(results),
-        )
+    context = await context_of(runtime)
+    update: dict[str, Any] = {}
+    with LLMMeter.for_run(context.limits, state.get("llm_usage")) as meter:
         try:
-            reply = await llm.ainvoke([HumanMessage(prompt)])
-        except Exception as error:  # the results are real and paid for: report them without the LLM
-            answer = plain_summary(results, f"{type(error).__name__}: {error}")
-        else:
-            answer = confine_paths(reply.text, _real_paths(state, results))
-    return {"answer": answer, "messages": [AIMessage(answer)]}
+            answer = await _answer(state, context.llm_for("respond"), meter)
+        except LLMBudgetSpent as spent:  # what was done is reported all the same, in plain lines
+            plan = state.get("plan")
+            answer = plain_summary(_results(state), str(spent)) if plan else f"I could not answer: {spent}."
+            update["stopped"] = str(spent)
+    return {**update, "answer": answer, "messages": [AIMessage(answer)], "llm_usage": meter.usage}
+
+
+def _results(state: GraphState) -> list[TaskResult]:
+    results = state.get("results", {})
+    return [results[task.id] for task in state.get("plan", []) if task.id in results]
+
+
+async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str:
+    """The answer, from the LLM unless it has nothing to add. Raises LLMBudgetSpent when it would need a call the
+    budget does not allow."""
+    results = _results(state)
+    if state.get("plan_error"):
+        return f"I could not carry out this request: {state['plan_error']}."
+    stopped = state.get("stopped")
+    if stopped and not any(result.started_at is not None for result in results):
+        return f"I stopped before running any model: {stopped}."
+    meter.check()
+    if not state.get("plan"):
+        reply = await llm.ainvoke([SystemMessage(render("chit_chat")), *state.get("messages", [])])
+        return reply.text
+    notes = [*state.get("plan_repairs", []), *([f"the run stopped early: {stopped}"] if stopped else [])]
+    prompt = render(
+        "response",
+        request=state.get("request", ""),
+        plan_notes="; ".join(notes) or "none",
+        results=results_for_prompt(results),
+    )
+    try:
+        reply = await llm.ainvoke([HumanMessage(prompt)])
+    except LLMBudgetSpent:
+        raise
+    except Exception as error:  # the results are real and paid for: report them without the LLM
+        return plain_summary(results, f"{type(error).__name__}: {error}")
+    return confine_paths(reply.text, _real_paths(state, results))
 
 
 def plain_summary(results: list[TaskResult], why: str) -> str:

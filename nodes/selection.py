@@ -3,6 +3,9 @@
 Candidates come from the catalog, ranked by downloads; the top K are put to the controller LLM as a
 single-choice question whose answer is constrained to their ids. One candidate needs no question; none means
 the task fails with that reason. The other candidates stay on the choice as fallbacks for the executor.
+
+A branch asks within its share of the run's LLM budget (graph/budget.py); a question past it is not asked, and
+the run stops with the reason rather than run a model nobody chose.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, create_model
 
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
+from hugginggraph.graph.context import HuggingGraphContext, context_of
 from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
 from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, describe
@@ -83,7 +87,7 @@ def _failed(task: Task, reason: str) -> dict[str, Any]:
 
 async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     task = branch["task"]
-    context = runtime.context
+    context = await context_of(runtime)
     try:
         # A catalog may ask the Hub: off the event loop, so sibling branches keep going meanwhile.
         found = await asyncio.to_thread(context.catalog.candidates, task.task)
@@ -93,10 +97,16 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
     if not candidates:
         return _failed(task, f"no model available for task {task.task!r}")
     if len(candidates) == 1:
-        model_id, reason, asked = candidates[0].id, "the only candidate", False
-    else:
-        model_id, reason = await ask_for_model(task, branch["request"], candidates, context)
-        asked = True
+        return _chosen(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
+    with LLMMeter.for_branch(context.limits, branch["llm_usage"], branch["branch"], branch["branches"]) as meter:
+        try:
+            meter.check()
+            model_id, reason = await ask_for_model(task, branch["request"], candidates, context)
+        except LLMBudgetSpent as spent:
+            return {"stopped": str(spent), "llm_usage": meter.usage}
+    return {**_chosen(task, candidates, model_id, reason, asked_llm=True), "llm_usage": meter.usage}
+
+
+def _chosen(task: Task, candidates: list[ModelCard], model_id: str, reason: str, asked_llm: bool) -> dict[str, Any]:
     ranked = [model_id, *(card.id for card in candidates if card.id != model_id)]
-    choice = ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked)
-    return {"choices": {task.id: choice}}
+    return {"choices": {task.id: ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked_llm)}}

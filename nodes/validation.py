@@ -2,14 +2,19 @@
 
 Whatever can be repaired is repaired and the repair recorded (a name in the wrong case, a missing `dep` entry,
 a duplicate id, tasks listed out of order). A task that cannot run (unknown type, a reference to a task that is
-not there, a missing input file, a dependency cycle) is kept and marked doomed with the reason: it fails, its
-dependants are skipped, and every other task still runs. Nothing here raises on bad input.
+not there, a missing input file or one outside the workspace, a dependency cycle) is kept and marked doomed with
+the reason: it fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad
+input, however malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows about
+linearly with the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
+import reprlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +22,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.budget import out_of_time
+from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
 from hugginggraph.graph.state import GraphState, Task, TaskResult
-from hugginggraph.tools.artifacts import is_remote, resolve_input_file
+from hugginggraph.tools.artifacts import InputFileError, is_remote, resolve_input_file
+from hugginggraph.tools.llm_json import storable
 from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, TaskSpec, normalize_task_name
 
-REFERENCE = re.compile(r"<GENERATED>-(\d+)")
+MAX_ID_DIGITS = 18
+"""Task ids have at most this many digits: every id fits the 64-bit integers checkpoints store, and a longer
+number after `<GENERATED>-` is text, not a reference."""
+REFERENCE = re.compile(rf"<GENERATED>-([0-9]{{1,{MAX_ID_DIGITS}}})(?![0-9])")
 # Other spellings planners use for the same thing (TaskBench writes `<node-k>`).
 _REFERENCE_VARIANTS = re.compile(r"<(?:GENERATED|generated|node)[->_ ]*(\d+)>?")
 
@@ -46,13 +56,11 @@ def references(args: Mapping[str, str]) -> set[int]:
 def _as_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)
-    return None
+        value = int(value)
+    if isinstance(value, str) and re.fullmatch(rf"\s*-?[0-9]{{1,{MAX_ID_DIGITS}}}\s*", value):
+        value = int(value)
+    return value if isinstance(value, int) and abs(value) < 10**MAX_ID_DIGITS else None
 
 
 def _as_text(value: Any) -> str | None:
@@ -62,7 +70,22 @@ def _as_text(value: Any) -> str | None:
         return value
     if isinstance(value, int | float | bool):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # not JSON at all, or nested deeper than the stack
+        return None
+
+
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxstring = _PREVIEW.maxother = 80
+_preview = _PREVIEW.repr
+"""A value as repairs quote it: short and flat, whatever its size or depth (a repair note is read by a person)."""
+
+
+def _listed_name(item: Any) -> str | None:
+    """The name of an argument given as `{"name": ..., "value": ...}` in a list, when it has a usable one."""
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _canonical_references(value: str) -> str:
@@ -76,6 +99,9 @@ class _Checker:
         self.workspace = workspace
         self.tasks = tasks
         self.check = PlanCheck()
+        self.used_ids: set[int] = set()
+        self.next_id = 0
+        """One more than the largest id given so far: a fresh id for an item without a usable one."""
 
     def repair(self, note: str) -> None:
         self.check.repairs.append(note)
@@ -84,10 +110,10 @@ class _Checker:
         self.check.doomed.setdefault(task_id, reason)
 
     # --- one item -----------------------------------------------------------------------------------------
-    def coerce(self, position: int, item: Any, used_ids: set[int]) -> Task | None:
+    def coerce(self, position: int, item: Any) -> Task | None:
         where = f"plan item {position}"
         if not isinstance(item, dict):
-            self.repair(f"dropped {where}: not a task object ({_as_text(item)!r:.60})")
+            self.repair(f"dropped {where}: not a task object ({_preview(item)})")
             return None
         name = item.get("task")
         if not isinstance(name, str) or not name.strip():
@@ -95,14 +121,14 @@ class _Checker:
             return None
         task_name = normalize_task_name(name)
         if task_name != name:
-            self.repair(f"{where}: read task name {name!r} as {task_name!r}")
+            self.repair(f"{where}: read task name {_preview(name)} as {_preview(task_name)}")
         task_id = _as_int(item.get("id"))
-        if task_id is None or task_id < 0 or task_id in used_ids:
-            fresh = max(used_ids, default=-1) + 1
+        if task_id is None or task_id < 0 or task_id in self.used_ids:
             problem = "has no valid id" if task_id is None or task_id < 0 else f"repeats id {task_id}"
-            self.repair(f"{where} ({task_name}) {problem}; gave it id {fresh}")
-            task_id = fresh
-        used_ids.add(task_id)
+            self.repair(f"{where} ({task_name}) {problem}; gave it id {self.next_id}")
+            task_id = self.next_id
+        self.used_ids.add(task_id)
+        self.next_id = max(self.next_id, task_id + 1)
         return Task(
             id=task_id,
             task=task_name,
@@ -116,7 +142,7 @@ class _Checker:
         for value in values:
             dep = _as_int(value)
             if dep is None:
-                self.repair(f"task {task_id}: ignored dependency {value!r}, not a task id")
+                self.repair(f"task {task_id}: ignored dependency {_preview(value)}, not a task id")
             elif dep >= 0 and dep not in deps:
                 deps.append(dep)
         return deps
@@ -125,7 +151,7 @@ class _Checker:
         if isinstance(raw, list):
             inputs = self.tasks[task_name].inputs if task_name in self.tasks else ("text",)
             raw = {
-                (item.get("name") if isinstance(item, dict) else None) or inputs[min(i, len(inputs) - 1)]: (
+                _listed_name(item) or inputs[min(i, len(inputs) - 1)]: (
                     item.get("value") if isinstance(item, dict) else item
                 )
                 for i, item in enumerate(raw)
@@ -142,8 +168,8 @@ class _Checker:
                 continue
             canonical = _canonical_references(text)
             if canonical != text:
-                self.repair(f"task {task_id}: read {text!r} as {canonical!r}")
-            args[str(key)] = canonical
+                self.repair(f"task {task_id}: read {_preview(text)} as {_preview(canonical)}")
+            args[storable(str(key))] = canonical  # the checkpointer refuses lone surrogates in keys
         return args
 
     # --- the task against the plan ------------------------------------------------------------------------
@@ -157,7 +183,7 @@ class _Checker:
             self.doom(task.id, f"task {task.id} refers to its own output")
         for missing in sorted(refs - ids):
             self.doom(task.id, f"task {task.id} uses the output of task {missing}, which the plan does not have")
-        wanted = refs & ids - {task.id}
+        wanted = (refs & ids) - {task.id}  # not refs & (ids - ...), which would copy the plan's ids per task
         for dropped in [d for d in task.dep if d not in ids or d == task.id]:
             self.repair(f"task {task.id}: removed dependency on {dropped}, which is not another task of the plan")
         declared = [d for d in task.dep if d in ids and d != task.id]
@@ -179,49 +205,80 @@ class _Checker:
         return dict(task.args)
 
     def _resolve_files(self, task_id: int, args: dict[str, str]) -> dict[str, str]:
-        if self.workspace is None:
-            return args
+        """Media arguments become absolute paths inside the workspace. One that mixes a reference with other text
+        is doomed: the executor would splice the earlier task's text into it and read whatever file that names."""
         resolved = dict(args)
         for key, value in args.items():
-            if key not in MEDIA_MODALITIES or REFERENCE.search(value) or is_remote(value):
+            if key not in MEDIA_MODALITIES or is_remote(value):
                 continue
-            path = resolve_input_file(value, self.workspace)
-            if path is None:
-                self.doom(task_id, f"input file {value!r} not found (looked in {self.workspace})")
-            else:
-                resolved[key] = str(path)
+            if REFERENCE.search(value):
+                if not REFERENCE.fullmatch(value.strip()):
+                    self.doom(
+                        task_id, f"task {task_id}'s {key} must be one file or one <GENERATED>-k, not {_preview(value)}"
+                    )
+                continue
+            if self.workspace is None:
+                continue
+            try:
+                resolved[key] = str(resolve_input_file(value, self.workspace))
+            except InputFileError as error:
+                self.doom(task_id, str(error))
         return resolved
 
     # --- the whole plan -----------------------------------------------------------------------------------
     def order(self, tasks: list[Task]) -> list[Task]:
         """Dependencies first, otherwise plan order (a valid plan keeps its order); tasks on cycles are doomed
         and put after the rest, followed by the tasks downstream of a cycle, so no task waits on a later one."""
-        remaining = {task.id: task for task in tasks}
+        # Kahn's algorithm, always taking the earliest ready task of the plan (a heap of plan positions).
+        position = {task.id: i for i, task in enumerate(tasks)}
+        waiting = {task.id: {d for d in task.dep if d in position} for task in tasks}
+        users: dict[int, list[int]] = {task.id: [] for task in tasks}
+        for task in tasks:
+            for dep in waiting[task.id]:
+                users[dep].append(task.id)
+        ready = [position[task.id] for task in tasks if not waiting[task.id]]
+        heapq.heapify(ready)
         ordered: list[Task] = []
-        while ready := next((t for t in remaining.values() if all(d not in remaining for d in t.dep)), None):
-            ordered.append(remaining.pop(ready.id))
+        while ready:
+            ordered.append(task := tasks[heapq.heappop(ready)])
+            for user in users[task.id]:
+                waiting[user].discard(task.id)
+                if not waiting[user]:
+                    heapq.heappush(ready, position[user])
         if [t.id for t in ordered] != [t.id for t in tasks][: len(ordered)]:
             self.repair(f"reordered the plan so each task runs after the tasks it uses: {[t.id for t in ordered]}")
+        done = {task.id for task in ordered}
+        remaining = [task for task in tasks if task.id not in done]
         downstream = self._peel_downstream(remaining)
-        on_cycle = [t for t in remaining.values() if t.id not in {d.id for d in downstream}]
+        below = {task.id for task in downstream}
+        on_cycle = [t for t in remaining if t.id not in below]
         if on_cycle:
-            ids = ", ".join(str(t.id) for t in on_cycle)
+            # Named in every member's reason, so only the first few: a looping planner's cycle may be thousands long.
+            ids = ", ".join(str(t.id) for t in on_cycle[:8]) + (", …" if len(on_cycle) > 8 else "")
             for task in on_cycle:
                 self.doom(task.id, f"task {task.id} is part of a dependency cycle among tasks {ids}")
         return ordered + on_cycle + downstream
 
     @staticmethod
-    def _peel_downstream(remaining: dict[int, Task]) -> list[Task]:
+    def _peel_downstream(remaining: list[Task]) -> list[Task]:
         """Tasks left after Kahn's algorithm that only hang below a cycle, in an order where each comes after
-        the ones it depends on (peeled from the bottom, then reversed)."""
-        left = dict(remaining)
-        peeled: list[Task] = []
-        while True:
-            sinks = [t for t in left.values() if not any(t.id in other.dep for other in left.values())]
-            if not sinks:
-                return peeled[::-1]
-            for task in sinks:
-                peeled.append(left.pop(task.id))
+        the ones it depends on: peeled from the bottom a layer at a time (the tasks no other left task uses),
+        then the layers from the top down, each in plan order."""
+        by_id = {task.id: task for task in remaining}
+        position = {task.id: i for i, task in enumerate(remaining)}
+        used_by = Counter(dep for task in remaining for dep in set(task.dep) if dep in by_id)
+        layer = [task for task in remaining if not used_by[task.id]]
+        layers: list[list[Task]] = []
+        while layer:
+            layers.append(layer)
+            freed = []
+            for task in layer:
+                for dep in set(task.dep) & by_id.keys():
+                    used_by[dep] -= 1
+                    if not used_by[dep]:
+                        freed.append(dep)
+            layer = [by_id[dep] for dep in sorted(freed, key=position.__getitem__)]
+        return [task for layer in reversed(layers) for task in layer]
 
 
 def check_plan(raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[str, TaskSpec] = TASKS) -> PlanCheck:
@@ -229,22 +286,32 @@ def check_plan(raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[s
     become repairs or doomed tasks. Input files are resolved in `workspace`; None leaves them unchecked (plans
     measured against a benchmark name files that do not exist)."""
     checker = _Checker(workspace, tasks)
-    used_ids: set[int] = set()
-    coerced = [task for i, item in enumerate(raw_plan) if (task := checker.coerce(i, item, used_ids))]
+    coerced = [task for i, item in enumerate(raw_plan) if (task := checker.coerce(i, item))]
     ids = {task.id for task in coerced}
     checked = [checker.check_task(task, ids) for task in coerced]
     checker.check.tasks = checker.order(checked)
     return checker.check
 
 
+def too_many_tasks(tasks: list[Task], limits: Limits) -> str | None:
+    """Why the plan is refused under `Limits.max_tasks`; None when it is within it."""
+    if limits.max_tasks is None or len(tasks) <= limits.max_tasks:
+        return None
+    return f"the plan has {len(tasks)} tasks, more than the {limits.max_tasks} Limits.max_tasks allows"
+
+
 async def validate(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     raw_plan = state.get("raw_plan", [])
-    check = check_plan(raw_plan, runtime.context.workspace, runtime.context.tasks)
+    context = await context_of(runtime)
+    check = check_plan(raw_plan, context.workspace, context.tasks)
+    if raw_plan and not check.tasks:
+        return {"plan": [], "plan_repairs": check.repairs, "plan_error": "the plan held no usable task"}
+    # Planning is the stage a slow controller makes long: the first place the deadline can have passed.
+    if stopped := too_many_tasks(check.tasks, context.limits) or out_of_time(state.get("deadline"), context.limits):
+        return {"plan": check.tasks, "plan_repairs": check.repairs, "stopped": stopped}
     doomed = {
         task.id: TaskResult(task_id=task.id, task=task.task, status="failed", error=check.doomed[task.id])
         for task in check.tasks
         if task.id in check.doomed
     }
-    if raw_plan and not check.tasks:
-        return {"plan": [], "plan_repairs": check.repairs, "plan_error": "the plan held no usable task"}
     return {"plan": check.tasks, "plan_repairs": check.repairs, "results": doomed}

@@ -75,6 +75,21 @@ def test_plan_prints_the_validated_plan_and_runs_nothing(cli, server):
     assert server.requests_for("respond") == []
 
 
+def test_run_approve_runs_what_the_user_edited_and_n_runs_nothing(cli, server):
+    edited = cli("run", "is this text positive?", "--approve", stdin="e\n0 text=what a dreadful day\n\n")
+    assert edited.returncode == 0, edited.stderr
+    lines = edited.stdout.splitlines()
+    assert "  [0] text-classification  text=what a fine day  model tiny-text-classification" in lines
+    assert "Approve? [y]es / [n]o / [e]dit: e" in lines
+    assert lines.index("  [0] text-classification  text=what a dreadful day") < lines.index(
+        "[0] text-classification started"
+    )
+    rejected = cli("run", "is this text positive?", "--approve", stdin="n\nnot now\n")
+    assert rejected.returncode == 1
+    assert "I stopped before running any model: the user rejected the plan: not now." in rejected.stdout
+    assert len(server.requests_for("respond")) == 1  # the edited run's answer only
+
+
 def test_chat_keeps_one_thread_and_history_and_runs_show_it(cli):
     out = cli("chat", "--thread", "talk", stdin="hello\nis this text positive?\nexit\nnever sent\n")
     assert out.returncode == 0, out.stderr

@@ -185,3 +185,29 @@ async def test_a_rich_run_ends_with_the_tasks_done_and_the_answer_in_its_panel(m
     last_frame = shown[shown.rindex("Tasks") :]
     assert re.search(r"done in \d+\.\d s \(c\)", last_frame) and "c(what a fine day)" in last_frame
     assert "╭─ Answer" in last_frame and ANSWER in last_frame
+
+
+def test_the_approval_question_is_a_table_and_the_live_view_returns_after_the_answer():
+    from hugginggraph.nodes.approval import ApprovalRequest, ProposedTask
+
+    console, out = terminal()
+    printer = RichRunPrinter(console)
+    printer.plan(PLAN[:2], [], {})
+    printer.close()  # as the CLI does before it asks
+    request = ApprovalRequest(
+        tasks=[
+            ProposedTask(id=0, task="text-classification", args={"text": "hi"}, model="c", candidates=["c", "c2"]),
+            ProposedTask(id=1, task="summarization", cannot_run="no model available for task 'summarization'"),
+        ],
+        problem="task 0: the catalog has no text-classification model 'nope'",
+    )
+    printer.approval(request)
+    shown = plain_text(out)
+    assert "Waiting for your approval" in shown and "model c (fallbacks: c2)" in shown
+    assert "cannot run: no model available for task 'summarization'" in shown
+    assert "Your last answer was not applied: task 0: the catalog has no text-classification model 'nope'" in shown
+    try:
+        printer.event({"event": "task_started", "task_id": 0, "task": "text-classification"})
+        assert printer.live is not None and "running" in rendered(printer)
+    finally:
+        printer.close()

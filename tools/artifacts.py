@@ -1,11 +1,16 @@
-"""Files in and out of a run: input files resolved against a workspace, outputs written to a run folder.
+"""Files in and out of a run: input files resolved inside a workspace, outputs written to a run folder.
 
 Every file an expert model produces is written here under a name that depends only on the task, so a resumed
 run writes the same paths as an uninterrupted one, and the answer can be checked against the files that exist.
+
+Plans are written by an LLM that reads untrusted text, so a plan is never trusted to name a file: an input file
+must lie inside the workspace once `..` and symlinks are resolved, and outputs go only under the run's folder,
+whose name no thread id can steer out of `artifacts_dir` (SECURITY.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -16,6 +21,9 @@ if TYPE_CHECKING:
     from PIL.Image import Image
 
 ArtifactKind = Literal["image", "audio", "video"]
+
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 
 
 class Artifact(BaseModel):
@@ -36,6 +44,8 @@ class ArtifactStore:
         self.task_id = task_id
 
     def _path(self, label: str, suffix: str) -> Path:
+        if not _SUFFIX.fullmatch(suffix):  # a suffix holding a separator would write outside the run folder
+            raise ValueError(f"an artifact suffix is a dot and letters or digits, e.g. '.wav', not {suffix!r}")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         safe_label = re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-") or "output"
         return self.run_dir / f"task-{self.task_id}-{safe_label}{suffix}"
@@ -71,9 +81,43 @@ def is_remote(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
 
-def resolve_input_file(value: str, workspace: Path) -> Path | None:
-    """The existing file an argument names, relative to `workspace` unless absolute; None when it is missing."""
-    candidate = Path(value).expanduser()
-    if not candidate.is_absolute():
-        candidate = workspace / candidate
-    return candidate.resolve() if candidate.is_file() else None
+class InputFileError(ValueError):
+    """An input file a plan names cannot be used: it is missing, or it lies outside the workspace."""
+
+
+def resolve_input_file(value: str, workspace: Path) -> Path:
+    """The existing file an argument names, as an absolute path with `..` and symlinks resolved: relative to
+    `workspace`, or absolute, and in both cases inside it.
+
+    Raises InputFileError when the file is missing or lies outside the workspace (an absolute path elsewhere, a
+    `..` that climbs out, a symlink that points out), so a plan cannot make a model read, or a remote endpoint
+    receive, any other file on this machine.
+    """
+    root = workspace.resolve()
+    try:
+        path = (root / Path(value).expanduser()).resolve()  # an absolute `value` replaces the root
+        inside, exists = path.is_relative_to(root), path.is_file()
+    except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, names too long, symlink loops
+        raise InputFileError(f"input file {value!r} is not a usable path ({error})") from None
+    if not inside:
+        raise InputFileError(
+            f"input file {value!r} is outside the workspace {root}: copy it into the workspace, or run with the "
+            "workspace set to a folder that holds it"
+        )
+    if not exists:
+        raise InputFileError(f"input file {value!r} not found (looked in {root})")
+    return path
+
+
+def run_folder(artifacts_dir: Path, thread_id: str) -> Path:
+    """The folder a run on `thread_id` writes its outputs to: a sub-folder of `artifacts_dir` named after the thread.
+
+    A thread id is chosen by the caller (the CLI's `--thread`, an API user), so one that is not a plain name
+    (`../x`, `/tmp/x`, an empty or over-long id) is folded into one, with a digest of the id keeping distinct
+    threads apart; the same id always gives the same folder, so a resumed run writes where it started.
+    """
+    if _SAFE_NAME.fullmatch(thread_id):
+        return artifacts_dir / thread_id
+    digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", thread_id).strip("-")[:40]
+    return artifacts_dir / f"{readable}-{digest}".lstrip("-")

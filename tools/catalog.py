@@ -157,7 +157,8 @@ def _first_paragraph(body: str) -> str:
 
 
 class LocalFolderCatalog(InMemoryCatalog):
-    """Models saved on disk: every direct sub-folder of the given roots that holds a model with a task."""
+    """Models saved on disk: every direct sub-folder of the given roots that holds a model with a task. A sub-folder
+    that is a symlink leading out of its root is not listed: models load only from the folders configured."""
 
     def __init__(self, roots: Sequence[Path | str]) -> None:
         super().__init__(self._scan(Path(root) for root in roots))
@@ -166,7 +167,8 @@ class LocalFolderCatalog(InMemoryCatalog):
     def _scan(roots: Iterable[Path]) -> list[ModelCard]:
         cards = []
         for root in roots:
-            for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            inside = root.resolve()
+            for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.resolve().is_relative_to(inside)):
                 card = read_model_folder(folder)
                 if card is not None:
                     cards.append(card)

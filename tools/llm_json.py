@@ -97,25 +97,82 @@ async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: 
     return LLMReply(text=message.text)
 
 
+MAX_DEPTH = 64
+"""The deepest nesting of lists and objects accepted from a model: no plan or choice comes near it, and the
+checkpointer's msgpack refuses values nested past 255 levels, which would stop the run when the state is saved."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_int(digits: str) -> int | float:
+    """A JSON integer, read as a float when it is too long for 64 bits: Python refuses to read integers of over
+    4,300 digits, which would lose the whole reply, and `storable` turns the rest into floats anyway."""
+    return int(digits) if len(digits.lstrip("-")) <= 18 else float(digits)
+
+
 def extract_json(text: str) -> Any:
     """The first JSON value in `text`, looking inside code fences and past chatter around it.
 
-    Raises ValueError (with the start of the text) when there is none.
+    Raises ValueError (with the start of the text) when there is none, or when it is nested deeper than
+    `MAX_DEPTH`.
     """
+    return storable(_first_json_value(text))
+
+
+def storable(value: Any) -> Any:
+    """A value parsed from a model's JSON, made fit for the state, which is checkpointed as msgpack: lone
+    surrogates in strings and keys (`"\\ud800"` is valid JSON, but no text) become U+FFFD, and integers past
+    64 bits become floats. Raises ValueError when it nests deeper than `MAX_DEPTH`."""
+    if _nested_deeper_than(value, MAX_DEPTH):
+        raise ValueError(f"the JSON in the model's reply is nested deeper than {MAX_DEPTH} levels")
+    return _storable(value)
+
+
+def _storable(value: Any) -> Any:
+    # Recursive: only called on values checked to be within MAX_DEPTH.
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return float(value)
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
+
+
+def _first_json_value(text: str) -> Any:
     candidates = [*(m.group(1) for m in _FENCE.finditer(text)), text]
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_json_int)
     for candidate in candidates:
         stripped = candidate.strip()
         try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
+            return decoder.decode(stripped)
+        except ValueError:
             pass
+        except RecursionError:
+            continue  # nested past Python's stack, and so is every value inside: no use trying each of them
         for start, char in enumerate(stripped):
             if char in "[{":
                 try:
                     value, _ = decoder.raw_decode(stripped, start)
-                except json.JSONDecodeError:
+                except ValueError:
                     continue
+                except RecursionError:
+                    break
                 return value
     preview = text.strip()[:120]
     raise ValueError(f"no JSON found in the model's reply: {preview!r}")
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects in `value` nest more than `limit` levels (a loop, not recursion: it is asked of
+    values that may be as deep as the parser allows)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False

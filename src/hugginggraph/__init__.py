@@ -6,17 +6,21 @@ await graph.ainvoke({"request": "..."}, context=HuggingGraphContext(llm=..., cat
 """
 
 from hugginggraph.graph.builder import build_graph
-from hugginggraph.graph.checkpoint import default_checkpoint_path, list_threads, sqlite_checkpointer
+from hugginggraph.graph.checkpoint import default_checkpoint_path, list_threads, open_checkpointer, sqlite_checkpointer
 from hugginggraph.graph.context import HuggingGraphContext, Limits
 from hugginggraph.graph.state import ModelChoice, Task, TaskResult
-from hugginggraph.runs import ahistory, aresume, arun, athreads, run
+from hugginggraph.nodes.approval import ApprovalDecision, ApprovalRequest
+from hugginggraph.runs import aapprove, ahistory, aresume, arun, athreads, pending_approval, run
 
 __all__ = [
+    "ApprovalDecision",
+    "ApprovalRequest",
     "HuggingGraphContext",
     "Limits",
     "ModelChoice",
     "Task",
     "TaskResult",
+    "aapprove",
     "ahistory",
     "aresume",
     "arun",
@@ -24,6 +28,8 @@ __all__ = [
     "build_graph",
     "default_checkpoint_path",
     "list_threads",
+    "open_checkpointer",
+    "pending_approval",
     "run",
     "sqlite_checkpointer",
 ]

@@ -2,8 +2,9 @@
 
 Start-up imports nothing heavy (no torch, no transformers): each command imports what it needs when it runs.
 Exit codes: 0 done (an answer was written, even if some tasks failed: it says which), 1 the request could not be
-carried out or the command failed (the message says why), 2 bad usage, 3 bad configuration (no model installed,
-key missing, unknown model name).
+carried out in full or the command failed (the message says why: a plan error, a budget in `Limits` that stopped
+the run, a rejected plan, no answer to the approval question), 2 bad usage, 3 bad configuration (no model
+installed, key missing, unknown model name).
 """
 
 from __future__ import annotations
@@ -86,63 +87,92 @@ def _settings(args: argparse.Namespace) -> Any:
         "models_dirs": args.models_dir or None,
         "hub": args.hub or None,
         "checkpoint_path": args.checkpoints,
+        "checkpoint_url": args.checkpoint_url,
     }
     return load_settings(flags)
 
 
-async def _stream(
-    graph: Any, graph_input: Any, thread_id: str, context: Any, printer: RunPrinter | None = None, **options: Any
-) -> dict[str, Any]:
-    """Run the graph, printing its progress and the answer's tokens as they come; return its final state."""
-    from hugginggraph.console import printer_for
-
-    printer = printer or printer_for()
-    config = {"configurable": {"thread_id": thread_id}}
+async def _follow(graph: Any, graph_input: Any, config: dict[str, Any], context: Any, printer: RunPrinter) -> Any:
+    """Stream the graph until it ends or pauses, printing its progress and the answer's tokens as they come;
+    return its state snapshot (`.interrupts` holds the question of a paused run)."""
     with warnings.catch_warnings():
         # Streamed structured output makes langchain-openai dump the SDK's chunks, whose `parsed` field pydantic
         # warns about (langchain-ai/langchain#35538, fixed there for plain calls only): noise, not a problem.
         warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning, r"pydantic\.main")
-        try:
-            async for mode, chunk in graph.astream(
-                graph_input, config, context=context, stream_mode=["updates", "custom", "messages"], **options
-            ):
-                if mode == "messages":
-                    printer.message(*chunk)
-                elif mode == "custom":
-                    printer.event(chunk)
-                else:
-                    for node, update in chunk.items():
-                        printer.update(node, update)
-            state: dict[str, Any] = (await graph.aget_state(config)).values
-            if not options:
-                printer.outcome(state, thread_id)
-        finally:
-            printer.close()
+        async for mode, chunk in graph.astream(
+            graph_input, config, context=context, stream_mode=["updates", "custom", "messages"]
+        ):
+            if mode == "messages":
+                printer.message(*chunk)
+            elif mode == "custom":
+                printer.event(chunk)
+            else:
+                for node, update in chunk.items():
+                    printer.update(node, update)
+    return await graph.aget_state(config)
+
+
+async def _stream(
+    graph: Any, graph_input: Any, thread_id: str, context: Any, printer: RunPrinter | None = None
+) -> dict[str, Any]:
+    """Run the graph to its end, printing it as it goes; when it pauses for approval, ask the user and carry on.
+    Return the final state, which keeps `__interrupt__` when the input ended before the user answered."""
+    from langgraph.types import Command
+
+    from hugginggraph.approval_dialog import NoAnswer, ask
+    from hugginggraph.console import printer_for
+    from hugginggraph.nodes.approval import ApprovalRequest
+
+    printer = printer or printer_for()
+    config = {"configurable": {"thread_id": thread_id}}
+    try:
+        snapshot = await _follow(graph, graph_input, config, context, printer)
+        while snapshot.interrupts:
+            request = ApprovalRequest.model_validate(snapshot.interrupts[0].value)
+            printer.close()  # the terminal is the user's while they answer
+            printer.approval(request)
+            try:
+                decision = ask(request)
+            except NoAnswer:
+                printer.line(f"No answer: the run waits; `hugginggraph resume {thread_id}` asks again.")
+                return {**snapshot.values, "__interrupt__": snapshot.interrupts}
+            resume: Command[Any] = Command(resume=decision.model_dump(mode="json"))
+            snapshot = await _follow(graph, resume, config, context, printer)
+        printer.outcome(snapshot.values, thread_id)
+    finally:
+        printer.close()
+    state: dict[str, Any] = snapshot.values
     return state
 
 
 async def _turns(
-    args: argparse.Namespace, requests: Sequence[str] | None, files: Sequence[str] = (), workspace: Path | None = None
+    args: argparse.Namespace,
+    requests: Sequence[str] | None,
+    files: Sequence[str] = (),
+    workspace: Path | None = None,
+    approval: bool = False,
 ) -> int:
     """Run requests on one thread (or resume it when `requests` is None), printing each."""
     from hugginggraph.defaults import build_context
     from hugginggraph.graph.builder import build_graph
-    from hugginggraph.graph.checkpoint import sqlite_checkpointer
+    from hugginggraph.graph.checkpoint import open_checkpointer
 
     settings = _settings(args)
     context = build_context(settings, workspace)
     thread_id = args.thread or uuid.uuid4().hex[:12]
+    inputs = [{"request": r, "files": list(files), "mode": "full", "approval": approval} for r in requests or ()]
     code = 0
-    async with sqlite_checkpointer(settings.checkpoint_path) as saver:
+    async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
         graph = build_graph(saver)
-        for graph_input in [None] if requests is None else [{"request": r, "files": list(files)} for r in requests]:
+        for graph_input in [None] if requests is None else inputs:
             state = await _stream(graph, graph_input, thread_id, context)
-            code = EXIT_FAILED if state.get("plan_error") else 0
+            finished = not (state.get("plan_error") or state.get("stopped") or state.get("__interrupt__"))
+            code = 0 if finished else EXIT_FAILED
     return code
 
 
 def _run(args: argparse.Namespace) -> int:
-    return asyncio.run(_turns(args, [args.request], args.file))
+    return asyncio.run(_turns(args, [args.request], args.file, approval=args.approve))
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -187,22 +217,15 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    """Plan and validate, without running anything; print the plan as JSON."""
-    from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.memory import InMemorySaver
-
+    """Plan and validate, without running anything (mode "tasks"); print the plan as JSON."""
     from hugginggraph.console import plan_json
     from hugginggraph.defaults import build_context
     from hugginggraph.graph.builder import build_graph
+    from hugginggraph.graph.state import InputState
 
     context = build_context(_settings(args))
-    graph = build_graph(InMemorySaver())
-    config: RunnableConfig = {"configurable": {"thread_id": "plan"}}
-    state = asyncio.run(
-        graph.ainvoke(
-            {"request": args.request, "files": args.file}, config, context=context, interrupt_after=["validate"]
-        )
-    )
+    graph_input = InputState(request=args.request, files=args.file, mode="tasks")
+    state = asyncio.run(build_graph().ainvoke(graph_input, context=context))
     print(plan_json(state))
     return EXIT_FAILED if state.get("plan_error") else 0
 
@@ -210,7 +233,10 @@ def _plan(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     from hugginggraph.runs import ahistory
 
-    snapshots = asyncio.run(ahistory(args.thread, checkpoint_path=_settings(args).checkpoint_path))
+    settings = _settings(args)
+    snapshots = asyncio.run(
+        ahistory(args.thread, checkpoint_path=settings.checkpoint_path, checkpoint_url=settings.checkpoint_url)
+    )
     if not snapshots:
         print(f"error: no run with thread id {args.thread!r}; `hugginggraph runs` lists them", file=sys.stderr)
         return EXIT_FAILED
@@ -223,7 +249,9 @@ def _history(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     from hugginggraph.runs import athreads
 
-    for thread_id in asyncio.run(athreads(checkpoint_path=_settings(args).checkpoint_path)):
+    settings = _settings(args)
+    threads = asyncio.run(athreads(checkpoint_path=settings.checkpoint_path, checkpoint_url=settings.checkpoint_url))
+    for thread_id in threads:
         print(thread_id)
     return 0
 
@@ -237,12 +265,24 @@ def _eval(args: argparse.Namespace) -> int:
     return run_command(args, chat_model(spec, settings), spec)
 
 
+APPROVE_HELP = (
+    "show the plan and its models before any model runs, and ask `Approve? [y]es / [n]o / [e]dit`: y runs it, n ends "
+    "the run (a reason is asked for), e takes edits, one per line, `ID ARG=VALUE` or `ID model=MODEL`, then an empty "
+    "line. In a pipe the answers are read from stdin"
+)
+
+
 def _configuration_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-1.5b)")
     command.add_argument("--base-url", help="an OpenAI-compatible server for openai: models")
     command.add_argument("--models-dir", type=Path, action="append", default=[], help="more model folders")
     command.add_argument("--hub", action="store_true", help="also use the Hugging Face Hub's models")
     command.add_argument("--checkpoints", type=Path, help="the SQLite file runs are saved in")
+    command.add_argument(
+        "--checkpoint-url",
+        help="save runs in PostgreSQL at this postgresql:// URL instead (a password here shows in `ps`: "
+        "prefer HUGGINGGRAPH_CHECKPOINT_URL)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -260,6 +300,8 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("request")
         command.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
         command.add_argument("--thread", help="continue this conversation (default: a new one)")
+        if name == "run":
+            command.add_argument("--approve", action="store_true", help=APPROVE_HELP)
         _configuration_flags(command)
         command.set_defaults(run=action)
     demo = commands.add_parser("demo", help="one request over a bundled recording and picture")

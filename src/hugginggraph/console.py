@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
+from langgraph.types import Overwrite
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
@@ -23,13 +24,21 @@ from rich.table import Table
 from rich.text import Text
 
 from hugginggraph.graph.state import ModelChoice, Task, TaskResult
+from hugginggraph.nodes.approval import ApprovalRequest, ProposedTask
 
 OUTPUT_CHARS = 300
 ANSWER_NODE = "respond"
 
 
-def _args(task: Task) -> str:
+def _args(task: Task | ProposedTask) -> str:
     return "  ".join(f"{key}={value}" for key, value in task.args.items())
+
+
+def _model(task: ProposedTask) -> str:
+    if task.cannot_run:
+        return f"cannot run: {task.cannot_run}"
+    others = f" (fallbacks: {', '.join(task.candidates[1:])})" if task.candidates[1:] else ""
+    return f"model {task.model}{others}" if task.model else "no model yet"
 
 
 def _cut(text: str | None, limit: int = OUTPUT_CHARS) -> str:
@@ -44,6 +53,11 @@ def _how(choice: ModelChoice) -> str:
 def _files(state: Mapping[str, Any]) -> list[str]:
     results: Mapping[int, TaskResult] = state.get("results", {})
     return [artifact.path for result in results.values() for artifact in result.artifacts]
+
+
+def _replaced(value: Any) -> Any:
+    """An update's value, unwrapped from the `Overwrite` a node uses to replace a key rather than merge into it."""
+    return value.value if isinstance(value, Overwrite) else value
 
 
 def printer_for(out: IO[str] | None = None) -> RunPrinter:
@@ -65,14 +79,15 @@ class RunPrinter:
         print(text, file=self.out, flush=True)
 
     def update(self, node: str, update: Mapping[str, Any] | None) -> None:
-        """One node's state update from `stream_mode="updates"`."""
+        """One node's state update from `stream_mode="updates"`; `approve` sends the plan again after an edit."""
         if not update:
             return
-        if node == "validate":
-            self.plan(update.get("plan", []), update.get("plan_repairs", []), update.get("results", {}))
-        elif node == "select":
-            for choice in update.get("choices", {}).values():
+        if node in ("validate", "approve") and "plan" in update:
+            self.plan(update["plan"], update.get("plan_repairs", []), _replaced(update.get("results", {})))
+        if node in ("select", "approve"):
+            for choice in _replaced(update.get("choices", {})).values():
                 self.choice(choice)
+        if node == "select":
             for result in update.get("results", {}).values():
                 self.finished(result)
 
@@ -105,6 +120,17 @@ class RunPrinter:
 
     def choice(self, choice: ModelChoice) -> None:
         self.line(f"[{choice.task_id}] model {choice.model_ids[0]} ({_how(choice)})")
+
+    def approval(self, request: ApprovalRequest) -> None:
+        """The question of a run paused for approval: each task with the model that would run it."""
+        self.line()
+        self.line("Waiting for your approval:")
+        for task in request.tasks:
+            self.line(f"  [{task.id}] {task.task}  {_args(task)}  {_model(task)}")
+        for note in request.repairs:
+            self.line(f"  repaired: {note}")
+        if request.problem:
+            self.line(f"  Your last answer was not applied: {request.problem}")
 
     def event(self, event: Mapping[str, Any]) -> None:
         """A task event from `stream_mode="custom"`."""
@@ -213,6 +239,19 @@ class RichRunPrinter(RunPrinter):
             row.model, row.note = choice.model_ids[0], _how(choice)
             self._refresh()
 
+    def approval(self, request: ApprovalRequest) -> None:
+        table = Table(title="Waiting for your approval", title_justify="left")
+        for column in ("id", "task", "args", "model"):
+            table.add_column(column)
+        for task in request.tasks:
+            args = "\n".join(f"{key}={value}" for key, value in task.args.items())
+            table.add_row(str(task.id), task.task, Text(args), Text(_model(task)))
+        self.console.print(table)
+        for note in request.repairs:
+            self.console.print(Text.assemble(("repaired: ", "yellow"), note))
+        if request.problem:
+            self.console.print(Text.assemble(("Your last answer was not applied: ", "red"), request.problem))
+
     def started(self, task_id: int, task: str) -> None:
         if row := self.rows.get(task_id):
             row.started = time.monotonic()
@@ -251,7 +290,10 @@ class RichRunPrinter(RunPrinter):
             self.live.start()
 
     def _refresh(self) -> None:
-        if self.live is not None:
+        """Redraw the live view, starting it again if it was closed while the user answered a question."""
+        if self.live is None:
+            self._live()
+        else:
             self.live.refresh()
 
     def view(self) -> RenderableType:

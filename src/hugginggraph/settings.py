@@ -28,6 +28,7 @@ ENVIRONMENT = {
     "OPENAI_API_KEY": "api_key",
     "HUGGINGGRAPH_HUB": "hub",
     "HUGGINGGRAPH_CHECKPOINTS": "checkpoint_path",
+    "HUGGINGGRAPH_CHECKPOINT_URL": "checkpoint_url",
 }
 """Environment variable → setting."""
 
@@ -55,6 +56,8 @@ class Settings(BaseModel):
     """Also list the Hugging Face Hub's models (needs network)."""
     checkpoint_path: Path | None = None
     """The SQLite file runs are saved in (default: in the user data directory)."""
+    checkpoint_url: SecretStr | None = None
+    """A `postgresql://` URL: save runs in that database instead of SQLite (a secret: it may hold a password)."""
 
     def stage_models(self) -> dict[str, str]:
         """Stages whose controller differs from `model`."""

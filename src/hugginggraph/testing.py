@@ -1,7 +1,8 @@
 """Test doubles for the controller LLM and for expert models, for unit tests, benchmarks and notebooks.
 
 `ScriptedChatModel` answers each HuggingGraph stage with a scripted reply, so the real graph can run without an
-LLM. `ScriptedRunner` runs "models" that are plain async functions. Neither is used by the graph itself.
+LLM. `ScriptedRunner` runs "models" that are plain async functions. `ScriptedAgentModel` plays the model of an agent
+that calls HuggingGraph's tools. None is used by the graph itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
@@ -100,6 +102,14 @@ class ScriptedChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         for chunk in self._stream(messages, stop):
             yield chunk
+
+
+class ScriptedAgentModel(GenericFakeChatModel):
+    """An agent's chat model replying with `messages` in turn, tool calls included (`AIMessage(tool_calls=...)`).
+    It accepts `bind_tools`, which agents call first, and ignores the tools: the script already names them."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedAgentModel:
+        return self
 
 
 ScriptedModel = Callable[[ModelCard, str, dict[str, str], ArtifactStore], Awaitable[RunnerOutput]]

@@ -1,8 +1,8 @@
 """A HuggingGraph run in its own process, for the crash-recovery test to SIGKILL and resume.
 
-Usage: python crash_worker.py run|resume WORKDIR THREAD_ID SLOW_SECONDS
-Every model call appends `start <model>` / `finish <model>` to WORKDIR/calls.log; the final results go to
-WORKDIR/<THREAD_ID>.json.
+Usage: python crash_worker.py run|resume WORKDIR THREAD_ID SLOW_SECONDS [CHECKPOINT_URL]
+Runs are saved in PostgreSQL at CHECKPOINT_URL when given, else in WORKDIR/checkpoints.sqlite. Every model call
+appends `start <model>` / `finish <model>` to WORKDIR/calls.log; the final results go to WORKDIR/<THREAD_ID>.json.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def logged_model(log: Path, delay: float):
     return run
 
 
-async def main(mode: str, workdir: Path, thread_id: str, slow_seconds: float) -> None:
+async def main(mode: str, workdir: Path, thread_id: str, slow_seconds: float, checkpoint_url: str | None) -> None:
     log = workdir / "calls.log"
     runner = ScriptedRunner(
         {f"m-{task}": logged_model(log, slow_seconds if delay is None else delay) for task, delay in DELAYS.items()}
@@ -50,11 +50,11 @@ async def main(mode: str, workdir: Path, thread_id: str, slow_seconds: float) ->
         workspace=workdir,
         artifacts_dir=workdir / "artifacts",
     )
-    checkpoints = workdir / "checkpoints.sqlite"
+    store = {"checkpoint_url": checkpoint_url, "checkpoint_path": workdir / "checkpoints.sqlite"}
     if mode == "run":
-        out = await arun("tell a story", context, thread_id=thread_id, checkpoint_path=checkpoints)
+        out = await arun("tell a story", context, thread_id=thread_id, **store)
     else:
-        out = await aresume(thread_id, context, checkpoint_path=checkpoints)
+        out = await aresume(thread_id, context, **store)
     results = {
         str(task_id): result.model_dump(exclude={"started_at", "finished_at"})
         for task_id, result in out["results"].items()
@@ -63,5 +63,5 @@ async def main(mode: str, workdir: Path, thread_id: str, slow_seconds: float) ->
 
 
 if __name__ == "__main__":
-    mode, workdir, thread_id, slow = sys.argv[1:5]
-    asyncio.run(main(mode, Path(workdir), thread_id, float(slow)))
+    mode, workdir, thread_id, slow, *url = sys.argv[1:]
+    asyncio.run(main(mode, Path(workdir), thread_id, float(slow), url[0] if url else None))

@@ -1,12 +1,15 @@
 """A run SIGKILLed in the middle of execution resumes on its thread, re-runs only unfinished tasks, and ends
-with the same results as a run that was never interrupted."""
+with the same results as a run that was never interrupted.
+
+`check_sigkill_and_resume` is the whole scenario for any checkpointer; test_postgres.py runs it on PostgreSQL.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,14 +17,19 @@ from pathlib import Path
 
 import pytest
 
+from hugginggraph import open_checkpointer
+
 WORKER = Path(__file__).with_name("crash_worker.py")
 
 pytestmark = pytest.mark.slow
 
 
-def worker(mode: str, workdir: Path, thread_id: str, slow_seconds: float) -> subprocess.Popen:
+def worker(
+    mode: str, workdir: Path, thread_id: str, slow_seconds: float, checkpoint_url: str | None = None
+) -> subprocess.Popen:
+    url = [checkpoint_url] if checkpoint_url else []
     return subprocess.Popen(
-        [sys.executable, str(WORKER), mode, str(workdir), thread_id, str(slow_seconds)],
+        [sys.executable, str(WORKER), mode, str(workdir), thread_id, str(slow_seconds), *url],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -32,11 +40,17 @@ def calls(workdir: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def saved_task_results(workdir: Path) -> int:
-    """How many plan tasks have their result in the checkpoint (LangGraph `@task` returns under `execute`)."""
-    with sqlite3.connect(workdir / "checkpoints.sqlite") as db:
-        query = "SELECT COUNT(*) FROM writes WHERE channel = '__return__' AND task_path LIKE '%execute%'"
-        return int(db.execute(query).fetchone()[0])
+def saved_task_results(workdir: Path, thread_id: str, checkpoint_url: str | None) -> int:
+    """How many plan tasks have their result in the run's latest checkpoint. Each LangGraph `@task` (only the
+    execute node has them) saves its return value as a pending write on the `__return__` channel; reading it
+    through the saver works for every backend."""
+
+    async def count() -> int:
+        async with open_checkpointer(checkpoint_url, workdir / "checkpoints.sqlite") as saver:
+            saved = await saver.aget_tuple({"configurable": {"thread_id": thread_id}})
+        return sum(channel == "__return__" for _, channel, _ in saved.pending_writes or []) if saved else 0
+
+    return asyncio.run(count())
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -52,22 +66,26 @@ def finished(process: subprocess.Popen) -> None:
     assert process.returncode == 0, output.decode()
 
 
-def test_sigkill_during_execution_resumes_without_rerunning_finished_tasks(tmp_path: Path):
+def check_sigkill_and_resume(tmp_path: Path, checkpoint_url: str | None = None) -> None:
+    """Kill a run once two tasks are saved and the third is running, resume it, and check that only the unfinished
+    tasks ran again and that the results equal an uninterrupted run's. Both runs save to `checkpoint_url` (default:
+    SQLite in their own folder) on threads named after their folders, `interrupted` and `reference`."""
     interrupted = tmp_path / "interrupted"
     reference = tmp_path / "reference"
     interrupted.mkdir()
     reference.mkdir()
 
-    process = worker("run", interrupted, "story", slow_seconds=60)
+    process = worker("run", interrupted, "interrupted", 60, checkpoint_url)
     wait_for(lambda: "start m-summarization" in calls(interrupted))
-    wait_for(lambda: saved_task_results(interrupted) == 2)  # the two finished tasks are checkpointed
+    # the two finished tasks are checkpointed
+    wait_for(lambda: saved_task_results(interrupted, "interrupted", checkpoint_url) == 2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     before_resume = calls(interrupted)
     assert "finish m-text-generation" in before_resume and "finish m-text-classification" in before_resume
     assert "finish m-summarization" not in before_resume
 
-    finished(worker("resume", interrupted, "story", slow_seconds=0.1))
+    finished(worker("resume", interrupted, "interrupted", 0.1, checkpoint_url))
     after_resume = calls(interrupted)[len(before_resume) :]
     assert after_resume == [
         "start m-summarization",
@@ -76,8 +94,12 @@ def test_sigkill_during_execution_resumes_without_rerunning_finished_tasks(tmp_p
         "finish m-translation",
     ]
 
-    finished(worker("run", reference, "story", slow_seconds=0.1))
-    resumed = json.loads((interrupted / "story.json").read_text())
-    uninterrupted = json.loads((reference / "story.json").read_text())
+    finished(worker("run", reference, "reference", 0.1, checkpoint_url))
+    resumed = json.loads((interrupted / "interrupted.json").read_text())
+    uninterrupted = json.loads((reference / "reference.json").read_text())
     assert resumed == uninterrupted
     assert {r["status"] for r in resumed["results"].values()} == {"ok"}
+
+
+def test_sigkill_during_execution_resumes_without_rerunning_finished_tasks(tmp_path: Path):
+    check_sigkill_and_resume(tmp_path)

@@ -1,10 +1,14 @@
-"""Hand-offs between tasks: `<GENERATED>-k` becomes text or an artifact path."""
+"""Hand-offs between tasks: `<GENERATED>-k` becomes text or an artifact path; input files are read only inside the
+workspace, and outputs are written only inside the run's folder."""
+
+from pathlib import Path
 
 import pytest
 
 from hugginggraph.graph.state import Task, TaskResult
 from hugginggraph.nodes.execution import MissingInput, resolve_inputs
-from hugginggraph.tools.artifacts import Artifact
+from hugginggraph.tools.artifacts import Artifact, InputFileError
+from hugginggraph.tools.runners.base import RunnerOutput
 
 DRAWING = TaskResult(
     task_id=0,
@@ -16,20 +20,30 @@ DRAWING = TaskResult(
 CAPTION = TaskResult(task_id=1, task="image-to-text", status="ok", text="a red bus")
 
 
-def test_text_references_are_spliced_into_their_text():
+def test_text_references_are_spliced_into_their_text(tmp_path: Path):
     task = Task(id=2, task="translation", dep=[1], args={"text": "Translate: <GENERATED>-1!"})
-    assert resolve_inputs(task, {1: CAPTION}) == {"text": "Translate: a red bus!"}
+    assert resolve_inputs(task, {1: CAPTION}, tmp_path) == {"text": "Translate: a red bus!"}
 
 
-def test_media_references_become_the_artifact_path():
+def test_media_references_become_the_artifact_path(tmp_path: Path):
     task = Task(id=2, task="image-classification", dep=[0], args={"image": "<GENERATED>-0"})
-    assert resolve_inputs(task, {0: DRAWING}) == {"image": "/runs/t/task-0-image.png"}
+    assert resolve_inputs(task, {0: DRAWING}, tmp_path) == {"image": "/runs/t/task-0-image.png"}
 
 
-def test_a_media_reference_to_a_task_without_that_media_is_a_clear_error():
+def test_a_media_reference_to_a_task_without_that_media_is_a_clear_error(tmp_path: Path):
     task = Task(id=2, task="image-classification", dep=[1], args={"image": "<GENERATED>-1"})
     with pytest.raises(MissingInput, match=r"task 1 \(image-to-text\) produced no image"):
-        resolve_inputs(task, {1: CAPTION})
+        resolve_inputs(task, {1: CAPTION}, tmp_path)
+
+
+def test_an_input_file_swapped_for_a_symlink_leading_out_after_validation_is_refused(tmp_path: Path):
+    workspace, outside = tmp_path / "workspace", tmp_path / "secret.png"
+    workspace.mkdir()
+    outside.write_bytes(b"secret")
+    (workspace / "cat.png").symlink_to(outside)  # validation saw a real file here; now it points out
+    task = Task(id=0, task="image-classification", args={"image": str(workspace / "cat.png")})
+    with pytest.raises(InputFileError, match="outside the workspace"):
+        resolve_inputs(task, {}, workspace)
 
 
 async def test_a_dependant_of_a_task_without_an_image_fails_with_that_reason(make_context, run_graph):
@@ -43,3 +57,16 @@ async def test_a_dependant_of_a_task_without_an_image_fails_with_that_reason(mak
     out = await run_graph(context)
     assert out["results"][1].status == "failed"
     assert "produced no image" in out["results"][1].error
+
+
+async def test_outputs_stay_in_the_artifacts_folder_whatever_the_thread_id(make_context, run_graph, tmp_path: Path):
+    async def speak(card, task, inputs, artifacts) -> RunnerOutput:
+        return RunnerOutput(text="said", artifacts=[artifacts.save_bytes(b"RIFF", ".wav", "audio")])
+
+    plan = [{"task": "text-to-speech", "id": 0, "args": {"text": "hello"}}]
+    context = make_context(plan, {"tts": ("text-to-speech", speak)})
+    for thread_id in ("../../escaped", "/tmp/escaped", "a/b", ""):
+        out = await run_graph(context, thread_id=thread_id)
+        (artifact,) = out["results"][0].artifacts
+        assert Path(artifact.path).resolve().is_relative_to(context.artifacts_dir.resolve()), thread_id
+    assert not (tmp_path.parent / "escaped").exists()

@@ -135,3 +135,65 @@ def test_an_oddly_named_single_argument_is_taken_as_the_input(tmp_path: Path):
 def test_a_task_without_its_input_is_doomed(tmp_path: Path):
     check = check_plan([{"task": "visual-question-answering", "id": 0, "args": {}}], tmp_path)
     assert "has no image or text argument" in check.doomed[0]
+
+
+@pytest.fixture
+def workspace_with_escapes(tmp_path: Path) -> Path:
+    """A workspace holding one real picture, beside a secret file and with symlinks that lead out to it."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "cat.png").write_bytes(b"png")
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    (workspace / "link.png").symlink_to(tmp_path / "secret.png")
+    (workspace / "outside").symlink_to(tmp_path, target_is_directory=True)
+    return workspace
+
+
+@pytest.mark.parametrize("value", ["../secret.png", "SECRET_ABSOLUTE", "link.png", "outside/secret.png", "~/x.png"])
+def test_input_files_outside_the_workspace_are_refused(value, workspace_with_escapes: Path):
+    value = value.replace("SECRET_ABSOLUTE", str(workspace_with_escapes.parent / "secret.png"))
+    raw = [item(0, "image-classification", image=value), item(1, "image-classification", image="cat.png")]
+    check = check_plan(raw, workspace_with_escapes)
+    assert check.doomed.keys() == {0}
+    assert "outside the workspace" in check.doomed[0] or "not found" in check.doomed[0]
+    assert check.tasks[1].args["image"] == str(workspace_with_escapes / "cat.png")
+
+
+def test_an_absolute_path_inside_the_workspace_is_fine(workspace_with_escapes: Path):
+    picture = str(workspace_with_escapes / "cat.png")
+    check = check_plan([item(0, "image-classification", image=picture)], workspace_with_escapes)
+    assert check.doomed == {} and check.tasks[0].args["image"] == picture
+
+
+@pytest.mark.parametrize("value", ["<GENERATED>-0.png", "/etc/<GENERATED>-0", "<GENERATED>-0<GENERATED>-0"])
+def test_a_media_argument_that_splices_a_reference_into_a_path_is_doomed(value, tmp_path: Path):
+    """The executor would splice task 0's text into it and read whatever file that text names."""
+    raw = [item(0, "text-generation"), item(1, "image-classification", dep=[0], image=value)]
+    check = check_plan(raw, tmp_path)
+    assert "must be one file or one <GENERATED>-k" in check.doomed[1]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [{"task": "summarization", "id": 0, "args": [{"name": ["x"], "value": "a"}]}],
+        [{"task": "summarization", "id": 0, "args": [{"name": 5, "value": 1}, "b"]}],
+        [{"task": "summarization", "id": "9" * 5000, "args": {"text": "x"}}],
+        [{"task": "summarization", "id": 10**30, "dep": [1e300], "args": {"text": "<GENERATED>-" + "9" * 5000}}],
+    ],
+)
+def test_shapes_that_once_crashed_validation(raw, tmp_path: Path):
+    """Found by tests/nodes/test_validation_properties.py: unhashable or mixed argument names in a list, ids and
+    references too long for Python to read as integers, ids too large for a checkpoint."""
+    check = check_plan(raw, tmp_path)
+    assert all(0 <= task.id < 10**18 for task in check.tasks)
+
+
+def test_a_deeply_nested_value_is_previewed_not_dumped(tmp_path: Path):
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    check = check_plan(
+        [nested, {"task": "summarization", "id": 0, "dep": [nested], "args": {"text": nested}}], tmp_path
+    )
+    assert all(len(note) < 300 for note in check.repairs)

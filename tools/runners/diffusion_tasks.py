@@ -30,7 +30,8 @@ class DiffusionTask:
     def load(self, model: str, device: str) -> Predictor:
         import diffusers
 
-        return partial(self.call, getattr(diffusers, self.pipeline_class).from_pretrained(model).to(device))
+        pipeline = getattr(diffusers, self.pipeline_class).from_pretrained(model, trust_remote_code=False)
+        return partial(self.call, pipeline.to(device))
 
 
 def _draw(pipe: Any, inputs: Inputs) -> Any:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from hugginggraph.tools.artifacts import ArtifactStore, is_remote
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.model_sources import check_hub_id
 from hugginggraph.tools.runners.outputs import jsonable, to_runner_output
 from hugginggraph.tools.runners.task_inputs import Inputs, candidate_labels, question_and_context
 
@@ -224,7 +225,7 @@ class InferenceEndpointRunner:
         hub_task = HUB_TASKS.get(task)
         if hub_task is None:
             raise EndpointError(f"{task} is not a task this runner sends to inference endpoints")
-        target = self.endpoints.get(card.id, card.id)
+        target = self.endpoints.get(card.id) or check_hub_id(card.id)  # an id goes into the providers' URLs
         arguments = await asyncio.to_thread(hub_task.arguments, inputs)
         async with AsyncInferenceClient(
             model=target,

@@ -100,8 +100,8 @@ def load_encoder(card: ModelCard) -> SentenceEncoder:
     from transformers import AutoModel, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModel.from_pretrained(folder).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+        model = AutoModel.from_pretrained(folder, trust_remote_code=False).eval()
     except Exception as error:
         raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
     max_length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")

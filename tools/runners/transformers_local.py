@@ -23,6 +23,7 @@ from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.auto_tasks import AUTO_TASKS
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.diffusion_tasks import DIFFUSION_TASKS
+from hugginggraph.tools.runners.model_sources import model_source
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pipeline_tasks import PIPELINE_TASKS
 from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
@@ -101,13 +102,14 @@ class LocalTransformersRunner:
         return to_runner_output(raw, artifacts, task=task, inputs=inputs)
 
     def _load(self, card: ModelCard) -> Predictor:
+        source = model_source(card)  # before torch is even imported
         import torch
 
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
         device = self._resolve_device()
         try:
-            return LOCAL_TASKS[card.task].load(card.path or card.id, device)
+            return LOCAL_TASKS[card.task].load(source, device)
         except Exception as error:
             raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
 

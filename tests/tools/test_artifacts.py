@@ -1,0 +1,60 @@
+"""Files in and out of a run: inputs only from inside the workspace, outputs only inside the run's folder."""
+
+from pathlib import Path
+
+import pytest
+
+from hugginggraph.tools.artifacts import ArtifactStore, InputFileError, resolve_input_file, run_folder
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "sub").mkdir(parents=True)
+    (root / "cat.png").write_bytes(b"png")
+    (root / "sub" / "dog.png").write_bytes(b"png")
+    (tmp_path / "secret.txt").write_text("secret")
+    (root / "inner-link.png").symlink_to(root / "cat.png")
+    (root / "outer-link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "outer-dir").symlink_to(tmp_path, target_is_directory=True)
+    return root
+
+
+@pytest.mark.parametrize("value", ["cat.png", "./cat.png", "sub/../cat.png", "inner-link.png", "WORKSPACE/cat.png"])
+def test_files_inside_the_workspace_resolve_to_their_real_path(value, workspace: Path):
+    path = resolve_input_file(value.replace("WORKSPACE", str(workspace)), workspace)
+    assert path == (workspace / "cat.png").resolve()
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["../secret.txt", "sub/../../secret.txt", "SECRET", "outer-link.txt", "outer-dir/secret.txt", "/etc/hostname"],
+)
+def test_files_outside_the_workspace_are_refused_with_a_clear_error(value, workspace: Path):
+    value = value.replace("SECRET", str(workspace.parent / "secret.txt"))
+    with pytest.raises(InputFileError, match=r"is outside the workspace .*: copy it into the workspace"):
+        resolve_input_file(value, workspace)
+
+
+@pytest.mark.parametrize(("value", "problem"), [("dog.png", "not found"), ("cat.png\x00.txt", "not a usable path")])
+def test_missing_and_unusable_paths_are_clear_errors(value, problem, workspace: Path):
+    with pytest.raises(InputFileError, match=problem):
+        resolve_input_file(value, workspace)
+
+
+@pytest.mark.parametrize("thread_id", ["../../x", "/tmp/x", "a/b", "..", ".", "", "x" * 500, "ü", "a\x00b"])
+def test_every_thread_id_gets_a_folder_inside_the_artifacts_folder(thread_id, tmp_path: Path):
+    folder = run_folder(tmp_path, thread_id)
+    assert folder.parent == tmp_path and folder.name not in ("", ".", "..") and len(folder.name) < 100
+    assert run_folder(tmp_path, thread_id) == folder  # a resumed run writes where it started
+
+
+def test_plain_thread_ids_keep_their_name_and_odd_ones_stay_apart(tmp_path: Path):
+    assert run_folder(tmp_path, "3f2a9c").name == "3f2a9c"
+    assert run_folder(tmp_path, "a/b") != run_folder(tmp_path, "a-b") != run_folder(tmp_path, "a:b")
+
+
+@pytest.mark.parametrize("suffix", ["/../../x.wav", ".wav/../x", "", "wav", "." + "a" * 20])
+def test_an_artifact_suffix_cannot_leave_the_run_folder(suffix, tmp_path: Path):
+    with pytest.raises(ValueError, match="an artifact suffix is a dot and letters or digits"):
+        ArtifactStore(tmp_path, 0).save_bytes(b"data", suffix, "audio")
