@@ -32,7 +32,7 @@ from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, 
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.tools.artifacts import ArtifactStore, is_remote, resolve_input_file, run_folder
 from hugginggraph.tools.catalog import CatalogUnavailable
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, checked_output
 from hugginggraph.tools.tasks import MEDIA_MODALITIES
 
 
@@ -138,9 +138,8 @@ async def run_with_fallbacks(
         for _ in range(limits.attempts_per_model):
             timeout, by_deadline = gate.attempt_timeout()
             try:
-                output: RunnerOutput = await asyncio.wait_for(
-                    runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id)), timeout
-                )
+                call = runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id))
+                output = checked_output(await asyncio.wait_for(call, timeout))
             except ModelLoadError as error:
                 attempts.append(f"{model_id}: {error}")
                 break

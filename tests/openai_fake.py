@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -35,6 +36,9 @@ from hugginggraph.testing import Stage, stage_of
 StructuredOutput = Literal["strict", "rejected", "ignored"]
 """How the server treats `response_format`: OpenAI's strict structured outputs; a 400, as servers without the
 feature answer; or not at all, answering with whatever the model wrote."""
+
+Replies = dict[Stage, str | Callable[[list[str]], str]]
+"""What the model writes at each stage: a fixed text, or a function of the texts of the request's messages."""
 
 COMPLETIONS = "/v1/chat/completions"
 
@@ -92,7 +96,7 @@ class FakeOpenAI:
 
     def __init__(
         self,
-        replies: dict[Stage, str] | None = None,
+        replies: Replies | None = None,
         structured_output: StructuredOutput = "strict",
         api_key: str = "sk-test",
     ) -> None:
@@ -162,7 +166,9 @@ class FakeOpenAI:
                 return 400, _error(f"Invalid schema for response_format {name!r}: {problem}", param="response_format")
         if stage not in self.replies:
             return 400, _error(f"the test scripted no reply for the {stage!r} stage")
-        message = {"role": "assistant", "content": self.replies[stage], "refusal": None}
+        reply = self.replies[stage]
+        content = reply([_text(m.get("content")) for m in body.get("messages", [])]) if callable(reply) else reply
+        message = {"role": "assistant", "content": content, "refusal": None}
         return 200, {
             "id": "chatcmpl-fake",
             "object": "chat.completion",

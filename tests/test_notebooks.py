@@ -72,6 +72,7 @@ def test_notebook_runs_top_to_bottom(path: Path, kernels: Path):
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
     from nbclient import NotebookClient
 
     before = sorted(NOTEBOOKS_DIR.rglob("*"))
@@ -79,8 +80,12 @@ def test_notebook_runs_top_to_bottom(path: Path, kernels: Path):
         kernel_name="hugginggraph", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)])
     )
     notebook = nbformat.read(path, as_version=4)
-    # Raises CellExecutionError, with the cell and its traceback, at the first cell that fails.
-    NotebookClient(
-        notebook, km=kernel, timeout=CELL_TIMEOUT_S, resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}
-    ).execute()
+    try:
+        # Raises CellExecutionError, with the cell and its traceback, at the first cell that fails.
+        NotebookClient(
+            notebook, km=kernel, timeout=CELL_TIMEOUT_S, resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}
+        ).execute()
+    finally:
+        # nbclient shuts down only kernels it made itself: this one would outlive the test, models loaded.
+        run_sync(kernel.shutdown_kernel)(now=True)
     assert sorted(NOTEBOOKS_DIR.rglob("*")) == before, "the notebook wrote into the checkout: use a temporary folder"

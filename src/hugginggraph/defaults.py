@@ -7,7 +7,7 @@ to, since on a machine without the Hub every query would wait for its timeout.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hugginggraph.controllers import chat_model
@@ -27,6 +27,7 @@ from hugginggraph.tools.runners.base import ModelRunner
 from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner
 from hugginggraph.tools.runners.llm_runner import LLMRunner
 from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
+from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
 
@@ -54,14 +55,13 @@ def default_catalog(
     return CombinedCatalog(catalogs)
 
 
-def default_runners(llm_runner: LLMRunner | None = None) -> list[ModelRunner]:
-    """Every runner, local ones first; each runs only the cards it knows how to run."""
-    runners: list[ModelRunner] = [
-        LocalTransformersRunner(),
-        SentenceEmbeddingRunner(),
-        WhisperCT2Runner(),
-        InferenceEndpointRunner(),
-    ]
+def default_runners(llm_runner: LLMRunner | None = None, *, isolate: bool = False) -> list[ModelRunner]:
+    """Every runner, local ones first; each runs only the cards it knows how to run. With `isolate`, the local
+    runners run each call in a child process that a timeout kills (`SubprocessRunner`, `Settings.isolate_models`);
+    the remote ones wait on the network, which a timeout already stops."""
+    local: list[Callable[[], ModelRunner]] = [LocalTransformersRunner, SentenceEmbeddingRunner, WhisperCT2Runner]
+    runners: list[ModelRunner] = [SubprocessRunner(make) if isolate else make() for make in local]
+    runners.append(InferenceEndpointRunner())
     return [*runners, llm_runner] if llm_runner is not None else runners
 
 
@@ -75,6 +75,6 @@ def build_context(settings: Settings, workspace: Path | None = None) -> HuggingG
         llm=llm,
         stage_llms=stage_llms,  # type: ignore[arg-type]  # keys come from Settings.stage_models: plan/select/respond
         catalog=default_catalog(settings.models_dirs, hub=settings.hub, llm_runner=expert),
-        runners=default_runners(expert),
+        runners=default_runners(expert, isolate=settings.isolate_models),
         workspace=workspace or Path.cwd(),
     )

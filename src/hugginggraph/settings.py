@@ -29,6 +29,7 @@ ENVIRONMENT = {
     "HUGGINGGRAPH_HUB": "hub",
     "HUGGINGGRAPH_CHECKPOINTS": "checkpoint_path",
     "HUGGINGGRAPH_CHECKPOINT_URL": "checkpoint_url",
+    "HUGGINGGRAPH_ISOLATE_MODELS": "isolate_models",
 }
 """Environment variable → setting."""
 
@@ -58,6 +59,9 @@ class Settings(BaseModel):
     """The SQLite file runs are saved in (default: in the user data directory)."""
     checkpoint_url: SecretStr | None = None
     """A `postgresql://` URL: save runs in that database instead of SQLite (a secret: it may hold a password)."""
+    isolate_models: bool = False
+    """Run local models in a child process per call, so a timed-out call is killed, not left computing
+    (`SubprocessRunner`); each call then pays a process start and a model load."""
 
     def stage_models(self) -> dict[str, str]:
         """Stages whose controller differs from `model`."""

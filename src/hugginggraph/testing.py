@@ -2,15 +2,20 @@
 
 `ScriptedChatModel` answers each HuggingGraph stage with a scripted reply, so the real graph can run without an
 LLM. `ScriptedRunner` runs "models" that are plain async functions. `ScriptedAgentModel` plays the model of an agent
-that calls HuggingGraph's tools. None is used by the graph itself.
+that calls HuggingGraph's tools. `FaultyRunner` fails chosen tasks in chosen ways, for fault-injection tests. None is
+used by the graph itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import multiprocessing
+import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Literal
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -21,7 +26,7 @@ from pydantic import Field
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 
 Stage = Literal["plan", "select", "respond", "chat"]
 Reply = str | Callable[[Sequence[BaseMessage]], str]
@@ -44,8 +49,9 @@ def stage_of(messages: Sequence[BaseMessage]) -> Stage:
 class ScriptedChatModel(BaseChatModel):
     """Replies per stage: a fixed text or a function of the messages. Records the stages it was asked for."""
 
-    plan: list[dict[str, Any]] | str = Field(default_factory=list)
-    """The plan to return (a list is sent as JSON; a string is sent as is, to test parsing)."""
+    plan: list[dict[str, Any]] | Reply = Field(default_factory=list)
+    """The plan to return (a list is sent as JSON; a string is sent as is, to test parsing; a function of the
+    messages writes a plan for each request, for runs that must be told apart)."""
     select: Reply = '{"model_id": "", "reason": "scripted"}'
     respond: Reply = "Done."
     chat: Reply = "Hello! I can run expert models on text, images and audio."
@@ -58,9 +64,11 @@ class ScriptedChatModel(BaseChatModel):
     def _reply(self, messages: Sequence[BaseMessage]) -> str:
         stage = stage_of(messages)
         self.calls.append(stage)
-        if stage == "plan":
-            return self.plan if isinstance(self.plan, str) else json.dumps(self.plan)
-        reply = {"select": self.select, "respond": self.respond, "chat": self.chat}[stage]
+        reply = (
+            self.plan if stage == "plan" else {"select": self.select, "respond": self.respond, "chat": self.chat}[stage]
+        )
+        if isinstance(reply, list):
+            return json.dumps(reply)
         return reply(messages) if callable(reply) else reply
 
     def _generate(
@@ -128,3 +136,45 @@ class ScriptedRunner:
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         self.calls.append((card.id, task))
         return await self.scripts[card.id](card, task, inputs, artifacts)
+
+
+Fault = Literal["raise", "unloadable", "hang", "wrong_type", "exit", "sigkill"]
+"""How a `FaultyRunner` fails a task: raise, fail to load its model (`ModelLoadError`), never return, return
+something other than a `RunnerOutput`, or end its process (`os._exit`, SIGKILL to itself) in the middle of the
+call."""
+
+PROCESS_FAULTS: tuple[Fault, ...] = ("exit", "sigkill")
+"""The faults that end the process: only inside a `SubprocessRunner`'s child."""
+
+
+class FaultyRunner:
+    """Runs the models in `models` (None: every model); the tasks named in `faults` (task id → fault) fail that way
+    on every call, the others echo their text input as `<model id>#<task id>(<text>)`.
+
+    It is picklable, so a `SubprocessRunner` can build one in its child: `partial(FaultyRunner, faults)`. A process
+    fault outside such a child would end the caller's own process, so it raises instead."""
+
+    def __init__(self, faults: Mapping[int, Fault], models: Collection[str] | None = None) -> None:
+        self.faults = dict(faults)
+        self.models = None if models is None else frozenset(models)
+
+    def can_run(self, card: ModelCard) -> bool:
+        return self.models is None or card.id in self.models
+
+    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+        fault = self.faults.get(artifacts.task_id)
+        if fault in PROCESS_FAULTS and multiprocessing.parent_process() is None:
+            raise RuntimeError(f"the fault {fault!r} would end this process: inject it only behind a SubprocessRunner")
+        if fault == "raise":
+            raise RuntimeError(f"injected failure in task {artifacts.task_id}")
+        if fault == "unloadable":
+            raise ModelLoadError(f"could not load {card.id}: injected")
+        if fault == "hang":
+            await asyncio.Event().wait()
+        if fault == "wrong_type":
+            return cast(RunnerOutput, f"{card.id} returned text, not a RunnerOutput")
+        if fault == "exit":
+            os._exit(3)
+        if fault == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return RunnerOutput(text=f"{card.id}#{artifacts.task_id}({inputs.get('text', '')})")

@@ -1,7 +1,8 @@
 """A run SIGKILLed in the middle of execution resumes on its thread, re-runs only unfinished tasks, and ends
 with the same results as a run that was never interrupted.
 
-`check_sigkill_and_resume` is the whole scenario for any checkpointer; test_postgres.py runs it on PostgreSQL.
+`check_sigkill_and_resume` is the whole scenario for any checkpointer; test_postgres.py runs it on PostgreSQL, and
+test_crash_points.py kills the same worker at 30 other points with the helpers below.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.base import CheckpointTuple
 
 from hugginggraph import open_checkpointer
 
@@ -25,11 +27,18 @@ pytestmark = pytest.mark.slow
 
 
 def worker(
-    mode: str, workdir: Path, thread_id: str, slow_seconds: float, checkpoint_url: str | None = None
+    mode: str,
+    workdir: Path,
+    thread_id: str,
+    slow_seconds: float,
+    checkpoint_url: str | None = None,
+    kill: str | None = None,
 ) -> subprocess.Popen:
+    """crash_worker.py in a process of its own; `kill` ("STAGE:INDEX:DELAY") makes it SIGKILL itself there."""
     url = [checkpoint_url] if checkpoint_url else []
+    kill_at = ["--kill", kill] if kill else []
     return subprocess.Popen(
-        [sys.executable, str(WORKER), mode, str(workdir), thread_id, str(slow_seconds), *url],
+        [sys.executable, str(WORKER), mode, str(workdir), thread_id, str(slow_seconds), *url, *kill_at],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -40,17 +49,24 @@ def calls(workdir: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def saved_task_results(workdir: Path, thread_id: str, checkpoint_url: str | None) -> int:
-    """How many plan tasks have their result in the run's latest checkpoint. Each LangGraph `@task` (only the
-    execute node has them) saves its return value as a pending write on the `__return__` channel; reading it
-    through the saver works for every backend."""
+def saved_checkpoint(workdir: Path, thread_id: str, checkpoint_url: str | None) -> CheckpointTuple | None:
+    """The run's latest checkpoint, read through the saver, which works for every backend."""
 
-    async def count() -> int:
+    async def read() -> CheckpointTuple | None:
         async with open_checkpointer(checkpoint_url, workdir / "checkpoints.sqlite") as saver:
-            saved = await saver.aget_tuple({"configurable": {"thread_id": thread_id}})
-        return sum(channel == "__return__" for _, channel, _ in saved.pending_writes or []) if saved else 0
+            return await saver.aget_tuple({"configurable": {"thread_id": thread_id}})
 
-    return asyncio.run(count())
+    return asyncio.run(read())
+
+
+def saved_task_ids(saved: CheckpointTuple | None) -> set[int]:
+    """The plan tasks whose result a checkpoint holds: in the state once the execute node has ended, else as pending
+    writes, since each LangGraph `@task` (only the execute node has them) saves its return value as a pending
+    write on the `__return__` channel as soon as it ends."""
+    if saved is None:
+        return set()
+    returned = {value.task_id for _, channel, value in saved.pending_writes or [] if channel == "__return__"}
+    return returned | set(saved.checkpoint["channel_values"].get("results", {}))
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -78,7 +94,7 @@ def check_sigkill_and_resume(tmp_path: Path, checkpoint_url: str | None = None) 
     process = worker("run", interrupted, "interrupted", 60, checkpoint_url)
     wait_for(lambda: "start m-summarization" in calls(interrupted))
     # the two finished tasks are checkpointed
-    wait_for(lambda: saved_task_results(interrupted, "interrupted", checkpoint_url) == 2)
+    wait_for(lambda: len(saved_task_ids(saved_checkpoint(interrupted, "interrupted", checkpoint_url))) == 2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     before_resume = calls(interrupted)

@@ -70,3 +70,22 @@ async def test_outputs_stay_in_the_artifacts_folder_whatever_the_thread_id(make_
         (artifact,) = out["results"][0].artifacts
         assert Path(artifact.path).resolve().is_relative_to(context.artifacts_dir.resolve()), thread_id
     assert not (tmp_path.parent / "escaped").exists()
+
+
+async def test_a_runner_returning_the_wrong_type_fails_that_attempt_and_falls_back(make_context, run_graph):
+    from conftest import echo
+
+    async def broken(card, task, inputs, artifacts):
+        return "text, not a RunnerOutput"
+
+    plan = [{"task": "text-classification", "id": 0, "args": {"text": "hi"}}]
+    context = make_context(
+        plan,
+        {"broken": ("text-classification", broken), "backup": ("text-classification", echo())},
+        downloads={"broken": 1000, "backup": 10},
+        attempts_per_model=1,
+    )
+    context.llm.select = '{"model_id": "broken", "reason": "most downloaded"}'
+    result = (await run_graph(context))["results"][0]
+    assert result.status == "ok" and result.model_id == "backup"
+    assert result.attempts == ["broken: TypeError: the runner returned str, not a RunnerOutput"]

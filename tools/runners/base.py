@@ -40,3 +40,11 @@ class ModelRunner(Protocol):
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         """Run `card` on `inputs`; raise on failure (the executor turns errors into failed results)."""
         ...
+
+
+def checked_output(value: object) -> RunnerOutput:
+    """`value` if it is a `RunnerOutput`. A runner that returns anything else is broken: the call fails like one
+    that raised (and the next attempt or candidate is tried), rather than the executor tripping over it later."""
+    if not isinstance(value, RunnerOutput):
+        raise TypeError(f"the runner returned {type(value).__name__}, not a RunnerOutput")
+    return value
