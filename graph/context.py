@@ -51,6 +51,11 @@ class Limits:
     """Model executions at once; the others wait for a slot (e.g. one GPU, or an endpoint's rate limit)."""
 
 
+StepsAid = Literal["none", "inline", "first"]
+"""How the planner says the request's steps in words: not at all, as the first field of each task, or as a list
+before the tasks."""
+
+
 @dataclass(frozen=True)
 class PlanningAids:
     """What the planner is given besides the request; each aid was measured on TaskBench (docs/planning.md)."""
@@ -64,6 +69,8 @@ class PlanningAids:
     """Structured output names the task types as an enum, so a constrained decoder cannot invent one."""
     fix_pass: bool = True
     """When validation finds tasks that cannot run, show the planner the problems and ask once for a fixed plan."""
+    steps: StepsAid = "none"
+    """Have the planner say each step of the request in words before it names task types (docs/planning.md)."""
 
 
 Stage = Literal["plan", "select", "respond"]

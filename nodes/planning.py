@@ -23,7 +23,7 @@ from langgraph.types import Overwrite
 from pydantic import BaseModel, Field, create_model
 
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for, llm_budget_refusal
-from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, context_of
+from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, StepsAid, context_of
 from hugginggraph.graph.state import GraphState, Mode
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
@@ -54,21 +54,49 @@ class PlanOutput(BaseModel):
     tasks: list[PlannedTask]
 
 
+class StepFirst(BaseModel):
+    """With the `steps` aid "inline": a task begins with the part of the request it does, in the request's words,
+    so the model has said what is wanted before it names a task type."""
+
+    step: str
+
+
 MAX_PLANNED_TASKS = 10
 """The most tasks a constrained plan may hold: small models otherwise repeat one task until the context ends."""
 
 
+class StepsFirst(BaseModel):
+    """With the `steps` aid "first": the reply begins with every step the request asks for, in order."""
+
+    steps: list[str] = Field(max_length=MAX_PLANNED_TASKS)
+
+
 @cache
-def plan_schema(task_names: tuple[str, ...]) -> type[PlanOutput]:
-    """`PlanOutput` whose task names are an enum of `task_names` and whose length is bounded: a constrained
-    decoder can neither invent a task nor loop."""
-    named_task = create_model(
-        "PlannedTask",
-        __base__=PlannedTask,
-        task=(Literal[task_names], ...),  # type: ignore[arg-type]  # an enum built at run time
-    )
+def plan_schema(task_names: tuple[str, ...] | None, steps: StepsAid = "none") -> type[PlanOutput]:
+    """`PlanOutput` whose task names are an enum of `task_names` (None: any name) and whose length is bounded: a
+    constrained decoder can neither invent a task nor loop. With the `steps` aid, the words come before the
+    tasks they explain."""
+    if task_names is None and steps == "none":
+        return PlanOutput
+    # Fields of later bases come first in the schema, so the steps precede what they explain.
+    task_bases = (PlannedTask, StepFirst) if steps == "inline" else (PlannedTask,)
+    task_fields: dict[str, Any] = {} if task_names is None else {"task": (Literal[task_names], ...)}
+    named_task = create_model("PlannedTask", __base__=task_bases, **task_fields)
+    output_bases = (PlanOutput, StepsFirst) if steps == "first" else (PlanOutput,)
     tasks = (list[named_task], Field(max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
-    return create_model("PlanOutput", __base__=PlanOutput, tasks=tasks)
+    return create_model("PlanOutput", __base__=output_bases, tasks=tasks)
+
+
+def demo_reply(plan: Sequence[Mapping[str, Any]], steps: StepsAid = "none") -> str:
+    """A demo's plan as the planner should answer it: with each task's step inline, the steps listed first, or
+    without steps."""
+    words = [str(task.get("step", "")) for task in plan]
+    bare = [{key: value for key, value in task.items() if key != "step"} for task in plan]
+    if steps == "inline":
+        return json.dumps([{"step": step, **task} for step, task in zip(words, bare, strict=True)])
+    if steps == "first":
+        return json.dumps({"steps": words, "tasks": bare})
+    return json.dumps(bare)
 
 
 def task_list(tasks: Mapping[str, TaskSpec], modalities: bool = True) -> str:
@@ -76,6 +104,14 @@ def task_list(tasks: Mapping[str, TaskSpec], modalities: bool = True) -> str:
         return f" ({', '.join(spec.inputs)} -> {spec.output})" if modalities else ""
 
     return "\n".join(f"- {spec.id}{kinds(spec)}: {spec.description}" for spec in tasks.values())
+
+
+STEPS_RULES: dict[StepsAid, str] = {
+    "none": "",
+    "inline": '- Each task starts with "step": the part of the request it does, in the request\'s words.\n',
+    "first": '- First list "steps": each thing the request asks for, in order, a short phrase in the request\'s '
+    'words; then give "tasks", one task per step.\n',
+}
 
 
 def _user_turn(request: str, files: Sequence[str]) -> HumanMessage:
@@ -89,12 +125,14 @@ def planning_messages(
     demos: Sequence[Demo] = (),
     tasks: Mapping[str, TaskSpec] = TASKS,
     modalities: bool = True,
+    steps: StepsAid = "none",
 ) -> list[BaseMessage]:
     """System prompt, the few-shot demos as earlier turns, the chat so far, then the request."""
-    messages: list[BaseMessage] = [SystemMessage(render("planning_system", task_list=task_list(tasks, modalities)))]
+    system = render("planning_system", task_list=task_list(tasks, modalities), steps_rule=STEPS_RULES[steps])
+    messages: list[BaseMessage] = [SystemMessage(system)]
     for demo in demos:
         messages.append(_user_turn(demo.request, demo.files))
-        messages.append(AIMessage(json.dumps(demo.plan)))
+        messages.append(AIMessage(demo_reply(demo.plan, steps)))
     messages.extend(history)
     messages.append(_user_turn(request, files))
     return messages
@@ -150,7 +188,7 @@ class Planner:
         Raises ControllerUnavailable when the controller cannot be reached.
         """
         demos = await self.demos(request)
-        messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities)
+        messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
         first = await self._ask(messages)
         problems = self._problems(first)
         if not (self.aids.fix_pass and problems) or llm_budget_refusal():
@@ -163,7 +201,7 @@ class Planner:
         return first
 
     async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
-        schema = plan_schema(tuple(self.tasks)) if self.aids.constrained else PlanOutput
+        schema = plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
         reply = await ask_json(self.llm, messages, schema)
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).

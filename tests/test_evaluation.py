@@ -99,6 +99,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "modalities": True,
         "constrained": True,
         "fix_pass": True,
+        "steps": "none",
         "repair": True,
     }
     assert report.sample == str(data)  # all the records: no part, sample or limit to describe

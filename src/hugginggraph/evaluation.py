@@ -12,12 +12,12 @@ import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
-from hugginggraph.graph.context import PlanningAids
+from hugginggraph.graph.context import PlanningAids, StepsAid
 from hugginggraph.nodes.planning import Planner
 from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.taskbench.evaluate import plan_records, score
@@ -54,12 +54,13 @@ class EvalOptions(BaseModel):
     modalities: bool = PlanningAids.modalities
     constrained: bool = PlanningAids.constrained
     fix_pass: bool = PlanningAids.fix_pass
+    steps: StepsAid = PlanningAids.steps
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
 
     @property
     def aids(self) -> PlanningAids:
-        return PlanningAids(self.demos, self.demo_count, self.modalities, self.constrained, self.fix_pass)
+        return PlanningAids(self.demos, self.demo_count, self.modalities, self.constrained, self.fix_pass, self.steps)
 
     def tool_desc(self) -> Path | None:
         beside = self.data.parent / "tool_desc.json"
@@ -78,7 +79,7 @@ class EvalMismatch(ValueError):
     """The output folder holds predictions made with other options: resuming would mix two evaluations."""
 
 
-_PLANNING_OPTIONS = {"tools", "demos", "demo_count", "modalities", "constrained", "fix_pass", "repair"}
+_PLANNING_OPTIONS = {"tools", "demos", "demo_count", "modalities", "constrained", "fix_pass", "steps", "repair"}
 """What a saved prediction depends on (with the model); which records are scored does not matter."""
 
 
@@ -146,6 +147,12 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
         "--demos", choices=("none", "static", "retrieved"), default=PlanningAids.demos, help="few-shot demos to show"
     )
     command.add_argument("--demo-count", type=int, default=PlanningAids.demo_count, help="how many demos")
+    command.add_argument(
+        "--steps",
+        choices=get_args(StepsAid),
+        default=PlanningAids.steps,
+        help="have the planner say each step in words: inline in each task, or listed first",
+    )
     for flag, about in [
         ("--no-modalities", "list task types without their input and output kinds"),
         ("--no-constrained", "let the output schema take any task name"),

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-from hugginggraph.nodes.planning import plan_items, planning_messages
+from hugginggraph.nodes.planning import demo_reply, plan_items, plan_schema, planning_messages
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.tasks import TASKS
@@ -24,6 +24,37 @@ def test_prompt_lists_every_task_then_demos_history_and_request():
     demo_plans = [json.loads(m.text) for m in messages[1:-3] if isinstance(m, AIMessage)]
     assert demo_plans and all(isinstance(p, list) for p in demo_plans)
     assert all(step["task"] in TASKS for p in demo_plans for step in p)
+
+
+def test_without_the_steps_aid_demos_and_schema_show_no_steps():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    assert all("step" in task for task in demo.plan)  # the bank has them; they are shown only with the aid
+    assert all(list(task) == ["task", "id", "dep", "args"] for task in json.loads(demo_reply(demo.plan)))
+    schema = plan_schema(("summarization",)).model_json_schema()
+    assert list(schema["properties"]) == ["tasks"]
+    assert list(schema["$defs"]["PlannedTask"]["properties"]) == ["task", "id", "dep", "args"]
+    assert '"step"' not in planning_messages("caption cat.png", ["cat.png"], [], [demo])[0].text
+
+
+def test_steps_inline_come_first_in_each_task_and_are_required():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    reply = json.loads(demo_reply(demo.plan, "inline"))
+    assert [list(task)[0] for task in reply] == ["step", "step"]
+    assert [task["step"] for task in reply] == [task["step"] for task in demo.plan]
+    task_schema = plan_schema(("summarization",), "inline").model_json_schema()["$defs"]["PlannedTask"]
+    assert list(task_schema["properties"])[:2] == ["step", "task"] and "step" in task_schema["required"]
+    system = planning_messages("caption cat.png", ["cat.png"], [], [demo], steps="inline")[0].text
+    assert 'Each task starts with "step"' in system
+
+
+def test_steps_first_are_listed_before_the_tasks():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    reply = json.loads(demo_reply(demo.plan, "first"))
+    assert list(reply) == ["steps", "tasks"] and reply["steps"] == [task["step"] for task in demo.plan]
+    assert all("step" not in task for task in reply["tasks"])
+    schema = plan_schema(None, "first").model_json_schema()
+    assert list(schema["properties"]) == ["steps", "tasks"] and schema["required"] == ["steps", "tasks"]
+    assert schema["$defs"]["PlannedTask"]["properties"]["task"] == {"title": "Task", "type": "string"}
 
 
 STEP = '{"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "x"}}'

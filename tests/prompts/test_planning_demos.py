@@ -103,7 +103,8 @@ def test_demo_is_well_formed(demo: dict[str, Any]):
     plan = demo["plan"]
     assert [step["id"] for step in plan] == list(range(len(plan)))
     for step in plan:
-        assert list(step) == ["task", "id", "dep", "args"]
+        assert list(step) == ["step", "task", "id", "dep", "args"]
+        assert 3 <= len(step["step"].split()) <= 12, step["step"]  # the request's words for this task, short
         assert step["task"] in KNOWN_TASKS, step["task"]
         assert all(isinstance(value, str) and value.strip() for value in step["args"].values())
 

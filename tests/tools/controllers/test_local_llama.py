@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import Task
-from hugginggraph.nodes.planning import PlanOutput, planning_messages
+from hugginggraph.nodes.planning import PlanOutput, plan_schema, planning_messages
 from hugginggraph.nodes.selection import ask_for_model, choice_schema
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.controllers import local_llama
@@ -380,6 +380,18 @@ def controller(tmp_path_factory: pytest.TempPathFactory) -> LocalLlamaChatModel:
 async def test_every_plan_parses(controller: LocalLlamaChatModel, request_text: str, files: list[str], tasks: set[str]):
     reply = await ask_json(controller, planning_messages(request_text, files, [], STATIC_DEMOS), PlanOutput)
     assert isinstance(reply.parsed, PlanOutput), reply.text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("steps", ["inline", "first"])
+async def test_plans_with_steps_in_words_parse_with_one_phrase_per_step(controller: LocalLlamaChatModel, steps: str):
+    request_text, files, _ = PLAN_CASES[0]
+    messages = planning_messages(request_text, files, [], STATIC_DEMOS, steps=steps)
+    reply = await ask_json(controller, messages, plan_schema(tuple(TASKS), steps))
+    assert reply.parsed is not None, reply.text
+    words = [task.step for task in reply.parsed.tasks] if steps == "inline" else reply.parsed.steps
+    assert words and all(isinstance(phrase, str) and phrase.strip() for phrase in words)
+    assert all(task.task in TASKS for task in reply.parsed.tasks)
 
 
 @pytest.mark.slow
