@@ -9,9 +9,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
+
+from langgraph.types import Durability
 
 from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
+from hugginggraph.graph.checkpoint import DURABILITY
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.runners.base import RunnerOutput
@@ -62,8 +65,19 @@ def critical_path(durations: dict[int, float], deps: dict[int, list[int]]) -> fl
     return max(finish.values())
 
 
+class Timing(NamedTuple):
+    seconds: float
+    checkpoints: int
+    """How many checkpoints the run saved."""
+
+
 async def time_plan(plan: list[dict[str, Any]]) -> float:
     """Seconds for one whole graph run of `plan`: plan, validate, select, execute, respond, with checkpoints."""
+    return (await time_run(plan)).seconds
+
+
+async def time_run(plan: list[dict[str, Any]], durability: Durability = DURABILITY) -> Timing:
+    """One whole graph run of `plan`, saved with `durability` (by default as HuggingGraph saves runs)."""
     with tempfile.TemporaryDirectory() as workdir:
         context = HuggingGraphContext(
             llm=ScriptedChatModel(plan=plan),
@@ -72,12 +86,14 @@ async def time_plan(plan: list[dict[str, Any]]) -> float:
             workspace=Path(workdir),
             artifacts_dir=Path(workdir) / "artifacts",
         )
+        config = {"configurable": {"thread_id": "b"}}
         async with sqlite_checkpointer(Path(workdir) / "checkpoints.sqlite") as saver:
             graph = build_graph(saver)
             started = time.perf_counter()
-            out = await graph.ainvoke({"request": "benchmark"}, {"configurable": {"thread_id": "b"}}, context=context)
+            out = await graph.ainvoke({"request": "benchmark"}, config, context=context, durability=durability)
             elapsed = time.perf_counter() - started
+            checkpoints = len([saved async for saved in saver.alist(config)])
     failed = [r for r in out["results"].values() if r.status != "ok"]
     if failed:
         raise RuntimeError(f"benchmark tasks failed: {failed}")
-    return elapsed
+    return Timing(elapsed, checkpoints)

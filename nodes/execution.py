@@ -4,8 +4,11 @@ LangGraph's super-steps would make each wave of tasks wait for its slowest membe
 LangGraph `@task` per plan item up front, in plan (topological) order, and each awaits the futures of its own
 dependencies: the run finishes at the plan's critical path. Each task's result is checkpointed on its own, so a
 resumed run replays finished tasks from the checkpoint (matched by call order, which is why the order is fixed)
-and re-runs only the rest. Failures are values: a task that raises or times out returns a failed result after
-retries and fallback models, and never cancels its siblings; its dependants return `skipped`.
+and re-runs only the rest. LangGraph saves those results in the background, so each successful call's result is
+also recorded in the run's `CallJournal` before its task ends: a task killed after its model answered, but before
+LangGraph saved the result, reads it back there when the step runs again, and calls no model. Failures are values:
+a task that raises or times out returns a failed result after retries and fallback models, and never cancels its
+siblings; its dependants return `skipped`.
 
 `Limits` bound the stage: at most `max_concurrent_tasks` models run at once (a task waits for a slot before it
 starts), and at the run's deadline (`run_timeout_s`) the tasks not started yet are skipped and running ones are
@@ -15,6 +18,7 @@ cut off, each with the reason; the run's `stopped` then says so.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
@@ -24,16 +28,20 @@ from typing import Any, cast
 
 from langgraph.config import get_config, get_stream_writer
 from langgraph.func import task as durable_task
-from langgraph.runtime import Runtime
+from langgraph.runtime import ExecutionInfo, Runtime
 
 from hugginggraph.graph.budget import out_of_time, time_left, time_limit_reason
+from hugginggraph.graph.checkpoint import checkpoint_serializer
 from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
 from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, TaskStatus
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.tools.artifacts import ArtifactStore, is_remote, resolve_input_file, run_folder
+from hugginggraph.tools.call_journal import CallJournal
 from hugginggraph.tools.catalog import CatalogUnavailable
 from hugginggraph.tools.runners.base import ModelLoadError, checked_output
 from hugginggraph.tools.tasks import MEDIA_MODALITIES
+
+logger = logging.getLogger(__name__)
 
 
 class MissingInput(Exception):
@@ -105,11 +113,65 @@ class Gate:
         return max(left, 0.0), True
 
 
+class StepJournal:
+    """The execute step's `CallJournal`, as its tasks use it: disk calls run in threads, never on the event loop, and
+    the wait for the disk comes once, at the step's end, rather than between a task and its dependants. A journal
+    that cannot be written (a full disk, a read-only folder) costs only the crash-safety of its results."""
+
+    def __init__(self, journal: CallJournal) -> None:
+        self.journal = journal
+        self.syncing: list[asyncio.Future[None]] = []
+
+    async def recorded(self, key: dict[str, Any]) -> TaskResult | None:
+        """The result recorded for this call, if it can stand for a new one: every file it names still exists."""
+        return await asyncio.to_thread(self._reusable, key)
+
+    def _reusable(self, key: dict[str, Any]) -> TaskResult | None:
+        try:
+            recorded = self.journal.recorded(key)
+        except OSError as error:
+            logger.warning("task %s: journal not readable (%s); the models are called", key["task_id"], error)
+            return None
+        if isinstance(recorded, TaskResult) and all(Path(artifact.path).is_file() for artifact in recorded.artifacts):
+            return recorded
+        return None
+
+    async def record(self, key: dict[str, Any], result: TaskResult) -> None:
+        """Record a successful call's result: a write and a rename, a fraction of a millisecond, so the moment in
+        which a kill loses a finished call is as short as it can be. Its sync to disk goes on meanwhile."""
+        try:
+            path = await asyncio.to_thread(self.journal.record, key, result)
+        except OSError as error:
+            logger.warning("task %s: result not recorded (%s); a crash would run it again", key["task_id"], error)
+            return
+        self.syncing.append(asyncio.ensure_future(asyncio.to_thread(self._sync, path, key["task_id"])))
+
+    def _sync(self, path: Path, task_id: int) -> None:
+        try:
+            self.journal.sync(path)
+        except OSError as error:
+            logger.warning("task %s: result not synced to disk (%s); a power cut would lose it", task_id, error)
+
+    async def synced(self) -> None:
+        """Wait until every record is on disk."""
+        await asyncio.gather(*self.syncing)
+
+
 async def run_with_fallbacks(
-    task: Task, choice: ModelChoice, inputs: dict[str, str], context: HuggingGraphContext, run_dir: Path, gate: Gate
+    task: Task,
+    choice: ModelChoice,
+    inputs: dict[str, str],
+    context: HuggingGraphContext,
+    run_dir: Path,
+    gate: Gate,
+    journal: StepJournal,
 ) -> TaskResult:
     """Try the chosen model, retrying up to the limit, then each fallback candidate in rank order, until the run's
-    deadline, if any, cuts it off."""
+    deadline, if any, cuts it off. A result `journal` holds for this very call (same task, inputs and models) is
+    returned as it was recorded, and no model is called."""
+    key = {"task_id": task.id, "task": task.task, "inputs": inputs, "model_ids": choice.model_ids}
+    if (recorded := await journal.recorded(key)) is not None:
+        return recorded
     limits = context.limits
     attempts: list[str] = []
     started = time.time()
@@ -151,7 +213,9 @@ async def run_with_fallbacks(
             except Exception as error:
                 attempts.append(f"{model_id}: {type(error).__name__}: {error}")
             else:
-                return ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
+                result = ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
+                await journal.record(key, result)
+                return result
     return ended("failed", error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try")
 
 
@@ -163,6 +227,7 @@ async def run_plan_task(
     context: HuggingGraphContext,
     run_dir: Path,
     gate: Gate,
+    journal: StepJournal,
 ) -> TaskResult:
     """One plan item, from waiting on its dependencies and a slot to its result. Never raises."""
     if known is not None:
@@ -179,7 +244,7 @@ async def run_plan_task(
                 result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"not started: {late}")
             else:
                 emit({"event": "task_started", "task_id": task.id, "task": task.task})
-                result = await _run_safely(task, choice, done, context, run_dir, gate)
+                result = await _run_safely(task, choice, done, context, run_dir, gate, journal)
     emit(
         {
             "event": "task_finished",
@@ -198,12 +263,13 @@ async def _run_safely(
     context: HuggingGraphContext,
     run_dir: Path,
     gate: Gate,
+    journal: StepJournal,
 ) -> TaskResult:
     try:
         if choice is None:
             raise MissingInput("no model was chosen for this task")
         return await run_with_fallbacks(
-            task, choice, resolve_inputs(task, done, context.workspace), context, run_dir, gate
+            task, choice, resolve_inputs(task, done, context.workspace), context, run_dir, gate, journal
         )
     except Exception as error:  # a bug or bad input in one task must not take down its siblings
         return TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
@@ -216,14 +282,21 @@ async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
     context = await context_of(runtime)
     run_dir = run_folder(context.artifacts_dir, str(thread_id))
     gate = Gate(context.limits, state.get("deadline"))
+    # LangGraph's id for this run of the node: the same when a killed run resumes it, new for each turn and each
+    # fork, so a record is read back only by the step that wrote it.
+    node_run = cast(ExecutionInfo, runtime.execution_info).task_id
+    journal = StepJournal(CallJournal(run_dir / "calls" / node_run, checkpoint_serializer()))
     futures: dict[int, Any] = {}
     for task in state.get("plan", []):
         # One durable task per plan item, named after it so Studio, traces and streamed updates show which is
         # which; each gets its own partial, since `task(name=...)` renames the function it is given.
         step = cast(Any, durable_task)(name=f"{task.task}#{task.id}")(partial(run_plan_task))
         dependencies = [futures[dep] for dep in task.dep if dep in futures]
-        futures[task.id] = step(task, known.get(task.id), choices.get(task.id), dependencies, context, run_dir, gate)
+        futures[task.id] = step(
+            task, known.get(task.id), choices.get(task.id), dependencies, context, run_dir, gate, journal
+        )
     results = await asyncio.gather(*futures.values())
+    await journal.synced()
     update: dict[str, Any] = {"results": {result.task_id: result for result in results}}
     if gate.cut_short:
         update["stopped"] = gate.cut_short

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -79,12 +79,12 @@ def plan_schema(task_names: tuple[str, ...] | None, steps: StepsAid = "none") ->
     if task_names is None and steps == "none":
         return PlanOutput
     # Fields of later bases come first in the schema, so the steps precede what they explain.
-    task_bases = (PlannedTask, StepFirst) if steps == "inline" else (PlannedTask,)
+    task_bases: tuple[type[BaseModel], ...] = (PlannedTask, StepFirst) if steps == "inline" else (PlannedTask,)
     task_fields: dict[str, Any] = {} if task_names is None else {"task": (Literal[task_names], ...)}
     named_task = create_model("PlannedTask", __base__=task_bases, **task_fields)
-    output_bases = (PlanOutput, StepsFirst) if steps == "first" else (PlanOutput,)
+    output_bases: tuple[type[BaseModel], ...] = (PlanOutput, StepsFirst) if steps == "first" else (PlanOutput,)
     tasks = (list[named_task], Field(max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
-    return create_model("PlanOutput", __base__=output_bases, tasks=tasks)
+    return cast("type[PlanOutput]", create_model("PlanOutput", __base__=output_bases, tasks=tasks))
 
 
 def demo_reply(plan: Sequence[Mapping[str, Any]], steps: StepsAid = "none") -> str:

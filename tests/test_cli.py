@@ -44,6 +44,12 @@ def test_an_unknown_task_is_a_clear_error(tmp_path: Path):
     assert "no tiny model for make-coffee; known:" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_resuming_a_thread_with_nothing_saved_is_a_clear_error(tmp_path: Path):
+    out = hugginggraph("resume", "never-ran", home=tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.strip() == "error: nothing was saved on thread 'never-ran': run the request again"
+
+
 def test_bad_usage_exits_2(tmp_path: Path):
     out = hugginggraph("models", "fly", home=tmp_path)
     assert out.returncode == 2 and "invalid choice" in out.stderr

@@ -1,10 +1,13 @@
 """The facade: run, continue a thread, list runs and read their history from the SQLite file."""
 
+import json
+import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import echo
 
-from hugginggraph import ahistory, arun, athreads
+from hugginggraph import NothingSaved, aapprove, ahistory, aresume, arun, athreads
 
 
 async def test_turns_on_a_thread_keep_the_chat_and_start_with_fresh_results(make_context, tmp_path: Path):
@@ -41,3 +44,27 @@ async def test_runs_are_listed_newest_first(make_context, tmp_path: Path):
     for thread in ("a", "b"):
         await arun("hi", make_context([], {}), thread_id=thread, checkpoint_path=db)
     assert await athreads(checkpoint_path=db) == ["b", "a"]
+
+
+async def test_resuming_a_thread_with_nothing_saved_says_so(make_context, tmp_path: Path):
+    db, context = tmp_path / "runs.sqlite", make_context([], {})
+    nothing = "nothing was saved on thread 'never-ran': run the request again"
+    with pytest.raises(NothingSaved, match=nothing):
+        await aresume("never-ran", context, checkpoint_path=db)
+    with pytest.raises(NothingSaved, match=nothing):
+        await aapprove("never-ran", {"action": "approve"}, context, checkpoint_path=db)
+    assert await athreads(checkpoint_path=db) == []  # and nothing was run in its place
+
+
+async def test_the_request_is_saved_before_planning_begins(make_context, tmp_path: Path):
+    """So a run killed in its planner's first call can be resumed: the runs are saved with "sync" durability."""
+    db, saved = tmp_path / "runs.sqlite", []
+
+    def planner(messages) -> str:
+        with sqlite3.connect(db) as another_process:
+            query = "select count(*) from checkpoints where thread_id = 'early'"
+            saved.append(another_process.execute(query).fetchone()[0])
+        return json.dumps({"tasks": []})
+
+    await arun("hi", make_context(planner, {}), thread_id="early", checkpoint_path=db)
+    assert saved and saved[0] >= 1

@@ -6,7 +6,13 @@ await graph.ainvoke({"request": "..."}, context=HuggingGraphContext(llm=..., cat
 """
 
 from hugginggraph.graph.builder import build_graph
-from hugginggraph.graph.checkpoint import default_checkpoint_path, list_threads, open_checkpointer, sqlite_checkpointer
+from hugginggraph.graph.checkpoint import (
+    NothingSaved,
+    default_checkpoint_path,
+    list_threads,
+    open_checkpointer,
+    sqlite_checkpointer,
+)
 from hugginggraph.graph.context import HuggingGraphContext, Limits
 from hugginggraph.graph.state import ModelChoice, Task, TaskResult
 from hugginggraph.nodes.approval import ApprovalDecision, ApprovalRequest
@@ -18,6 +24,7 @@ __all__ = [
     "HuggingGraphContext",
     "Limits",
     "ModelChoice",
+    "NothingSaved",
     "Task",
     "TaskResult",
     "aapprove",

@@ -95,12 +95,14 @@ def _settings(args: argparse.Namespace) -> Any:
 async def _follow(graph: Any, graph_input: Any, config: dict[str, Any], context: Any, printer: RunPrinter) -> Any:
     """Stream the graph until it ends or pauses, printing its progress and the answer's tokens as they come;
     return its state snapshot (`.interrupts` holds the question of a paused run)."""
+    from hugginggraph.graph.checkpoint import DURABILITY
+
     with warnings.catch_warnings():
         # Streamed structured output makes langchain-openai dump the SDK's chunks, whose `parsed` field pydantic
         # warns about (langchain-ai/langchain#35538, fixed there for plain calls only): noise, not a problem.
         warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning, r"pydantic\.main")
         async for mode, chunk in graph.astream(
-            graph_input, config, context=context, stream_mode=["updates", "custom", "messages"]
+            graph_input, config, context=context, stream_mode=["updates", "custom", "messages"], durability=DURABILITY
         ):
             if mode == "messages":
                 printer.message(*chunk)
@@ -155,14 +157,16 @@ async def _turns(
     """Run requests on one thread (or resume it when `requests` is None), printing each."""
     from hugginggraph.defaults import build_context
     from hugginggraph.graph.builder import build_graph
-    from hugginggraph.graph.checkpoint import open_checkpointer
+    from hugginggraph.graph.checkpoint import check_saved, open_checkpointer
 
     settings = _settings(args)
-    context = build_context(settings, workspace)
     thread_id = args.thread or uuid.uuid4().hex[:12]
     inputs = [{"request": r, "files": list(files), "mode": "full", "approval": approval} for r in requests or ()]
     code = 0
     async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
+        if requests is None:  # before the controller loads: a wrong thread id is told at once
+            await check_saved(saver, thread_id)
+        context = build_context(settings, workspace)
         graph = build_graph(saver)
         for graph_input in [None] if requests is None else inputs:
             state = await _stream(graph, graph_input, thread_id, context)
@@ -176,7 +180,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    return asyncio.run(_turns(args, None))
+    from hugginggraph.graph.checkpoint import NothingSaved
+
+    try:
+        return asyncio.run(_turns(args, None))
+    except NothingSaved as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _chat(args: argparse.Namespace) -> int:

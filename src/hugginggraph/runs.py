@@ -17,7 +17,7 @@ from langgraph.types import Command, StateSnapshot
 from pydantic import SecretStr
 
 from hugginggraph.graph.builder import build_graph
-from hugginggraph.graph.checkpoint import list_threads, open_checkpointer
+from hugginggraph.graph.checkpoint import DURABILITY, check_saved, list_threads, open_checkpointer
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import Mode
 from hugginggraph.nodes.approval import ApprovalDecision, ApprovalRequest
@@ -35,7 +35,12 @@ async def _invoke(
     checkpoint_url: str | SecretStr | None,
 ) -> dict[str, Any]:
     async with open_checkpointer(checkpoint_url, checkpoint_path) as saver:
-        state: dict[str, Any] = await build_graph(saver).ainvoke(graph_input, _config(thread_id), context=context)
+        if graph_input is None or isinstance(graph_input, Command):  # carries on a saved run: there must be one
+            await check_saved(saver, thread_id)
+        graph = build_graph(saver)
+        state: dict[str, Any] = await graph.ainvoke(
+            graph_input, _config(thread_id), context=context, durability=DURABILITY
+        )
         return {**state, "thread_id": thread_id}
 
 
@@ -80,7 +85,8 @@ async def aapprove(
     checkpoint_url: str | SecretStr | None = None,
 ) -> dict[str, Any]:
     """Answer the run paused for approval on `thread_id` and carry it on; return its state. It pauses again when
-    the answer could not be used (`pending_approval(state).problem` says why) or an edit needs models chosen."""
+    the answer could not be used (`pending_approval(state).problem` says why) or an edit needs models chosen.
+    Raises NothingSaved when the thread has no checkpoint."""
     resume = ApprovalDecision.model_validate(decision).model_dump(mode="json")  # JSON: checkpoints hold no classes
     return await _invoke(Command(resume=resume), thread_id, context, checkpoint_path, checkpoint_url)
 
@@ -92,8 +98,9 @@ async def aresume(
     checkpoint_path: Path | str | None = None,
     checkpoint_url: str | SecretStr | None = None,
 ) -> dict[str, Any]:
-    """Finish an interrupted run from its last checkpoint; finished tasks are not run again. A run paused for
-    approval asks again."""
+    """Finish an interrupted run from its last checkpoint; finished tasks and finished model calls are not run
+    again. A run paused for approval asks again. Raises NothingSaved when the thread has no checkpoint (a wrong id,
+    or a run killed before its request was saved): send the request again with `arun`."""
     return await _invoke(None, thread_id, context, checkpoint_path, checkpoint_url)
 
 

@@ -20,6 +20,8 @@ import pytest
 from langgraph.checkpoint.base import CheckpointTuple
 
 from hugginggraph import open_checkpointer
+from hugginggraph.graph.checkpoint import checkpoint_serializer
+from hugginggraph.tools.call_journal import read_record
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 
@@ -67,6 +69,13 @@ def saved_task_ids(saved: CheckpointTuple | None) -> set[int]:
         return set()
     returned = {value.task_id for _, channel, value in saved.pending_writes or [] if channel == "__return__"}
     return returned | set(saved.checkpoint["channel_values"].get("results", {}))
+
+
+def recorded_task_ids(workdir: Path, thread_id: str) -> set[int]:
+    """The plan tasks whose result the run's call journal holds: the execute node records each successful call there
+    before its task ends, in `calls/` of the run's artifacts folder (nodes/execution.py)."""
+    records = (workdir / "artifacts" / thread_id / "calls").glob("*/*.call")
+    return {read_record(path, checkpoint_serializer()).task_id for path in records}
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:

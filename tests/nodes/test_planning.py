@@ -39,7 +39,7 @@ def test_without_the_steps_aid_demos_and_schema_show_no_steps():
 def test_steps_inline_come_first_in_each_task_and_are_required():
     demo = default_demo_bank().static(2, TASKS)[1]
     reply = json.loads(demo_reply(demo.plan, "inline"))
-    assert [list(task)[0] for task in reply] == ["step", "step"]
+    assert [next(iter(task)) for task in reply] == ["step", "step"]
     assert [task["step"] for task in reply] == [task["step"] for task in demo.plan]
     task_schema = plan_schema(("summarization",), "inline").model_json_schema()["$defs"]["PlannedTask"]
     assert list(task_schema["properties"])[:2] == ["step", "task"] and "step" in task_schema["required"]
