@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from hugginggraph.tools.runners.task_inputs import Inputs, Predictor, question_and_context, read_image
+from hugginggraph.tools.runners.transformers_names import transformers_names
 
 if TYPE_CHECKING:
     import torch
@@ -48,11 +49,10 @@ class AutoTask:
     """Runs the loaded model on the task's arguments and returns the output in the 4.x pipeline's shape."""
 
     def load(self, model: str, device: str) -> Predictor:
-        import transformers
-
+        model_class, processor_class = transformers_names(self.model_class, self.processor_class)
         loaded = Loaded(
-            getattr(transformers, self.model_class).from_pretrained(model, trust_remote_code=False).to(device).eval(),
-            getattr(transformers, self.processor_class).from_pretrained(model, trust_remote_code=False),
+            model_class.from_pretrained(model, trust_remote_code=False).to(device).eval(),
+            processor_class.from_pretrained(model, trust_remote_code=False),
         )
         return partial(self._predict, loaded)
 

@@ -20,6 +20,7 @@ from hugginggraph.tools.runners.task_inputs import (
     read_image,
     with_mask_token,
 )
+from hugginggraph.tools.runners.transformers_names import transformers_names
 
 MAX_NEW_TOKENS = 20
 """Generation budget per call: enough for a reply, small enough that a CPU answers in seconds."""
@@ -40,10 +41,8 @@ class PipelineTask:
     """Calls the loaded pipeline on the task's arguments and returns its raw output."""
 
     def load(self, model: str, device: str) -> Predictor:
-        from transformers import pipeline
-
-        # transformers' overloads only admit literal task names; ours come from the table below.
-        pipe = pipeline(self.pipeline, model=model, device=device, trust_remote_code=False)  # type: ignore[call-overload]
+        (pipeline,) = transformers_names("pipeline")
+        pipe = pipeline(self.pipeline, model=model, device=device, trust_remote_code=False)
         return partial(self.call, pipe)
 
 

@@ -27,6 +27,7 @@ from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
+from hugginggraph.tools.runners.transformers_names import transformers_names
 
 LIBRARY = "sentence-transformers"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -97,8 +98,7 @@ def load_encoder(card: ModelCard) -> SentenceEncoder:
     if pooling and not pooling.get("pooling_mode_mean_tokens"):
         modes = [key for key, value in pooling.items() if key.startswith("pooling_mode_") and value]
         raise ModelLoadError(f"could not load {card.id}: it pools by {modes}; only mean pooling is implemented")
-    from transformers import AutoModel, AutoTokenizer
-
+    AutoModel, AutoTokenizer = transformers_names("AutoModel", "AutoTokenizer")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         model = AutoModel.from_pretrained(folder, trust_remote_code=False).eval()
