@@ -23,8 +23,11 @@ with `if __name__ == "__main__":`, as every `spawn` user must.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
+import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -76,7 +79,7 @@ class SubprocessRunner:
         receiver, sender = self._processes.Pipe(duplex=False)
         process = self._processes.Process(
             target=_call_in_child,
-            args=(self.inner_factory, card, task, inputs, artifacts, sender),
+            args=(self.inner_factory, card, task, inputs, artifacts, sender, os.getpid()),
             name=f"hugginggraph model {card.id}",
             daemon=True,  # ended with the parent when it exits normally
         )
@@ -103,13 +106,31 @@ def _call_in_child(
     inputs: dict[str, str],
     artifacts: ArtifactStore,
     reply_to: Connection,
+    parent_pid: int,
 ) -> None:
     """The child's whole life: build the runner, make the one call, send the reply."""
+    _die_with_parent(parent_pid)
     try:
         reply = _Reply(output=checked_output(asyncio.run(factory().run(card, task, inputs, artifacts))))
     except Exception as error:
         reply = _Reply(error=f"{type(error).__name__}: {error}", load_error=isinstance(error, ModelLoadError))
     reply_to.send(reply)
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal the kernel sends this process when the thread that started it ends."""
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """On Linux, have the kernel SIGKILL this child when its parent dies, however it dies: `daemon` children are
+    ended only by a parent that exits normally, and a SIGKILLed parent (a crash, the OOM killer) would leave the
+    model running on for a run that no longer exists. (The parent's starting thread is the one awaiting the reply,
+    so it outlives the call.) Elsewhere, `daemon` alone."""
+    if sys.platform != "linux":
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the kernel was told
+        os._exit(1)
 
 
 async def _receive(connection: Connection) -> _Reply | None:

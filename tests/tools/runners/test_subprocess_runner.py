@@ -5,6 +5,10 @@ those tests are slow); `Settings.isolate_models` puts the local runners behind i
 import asyncio
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -61,6 +65,54 @@ async def test_a_call_past_its_timeout_is_killed_with_its_process(tmp_path: Path
     with pytest.raises(ProcessLookupError):
         os.kill(child.pid, 0)
     assert not multiprocessing.active_children()
+
+
+PARENT_CALLING_A_HANGING_MODEL = """
+import asyncio, multiprocessing, sys, threading, time
+from functools import partial
+from pathlib import Path
+from hugginggraph.testing import FaultyRunner
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
+
+def report_child():
+    while not multiprocessing.active_children():
+        time.sleep(0.05)
+    print(multiprocessing.active_children()[0].pid, flush=True)
+
+if __name__ == "__main__":
+    threading.Thread(target=report_child, daemon=True).start()
+    card = ModelCard(id="m", task="text-classification")
+    runner = SubprocessRunner(partial(FaultyRunner, {0: "hang"}))
+    asyncio.run(runner.run(card, card.task, {"text": "hi"}, ArtifactStore(Path(sys.argv[1]), 0)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's parent-death signal is Linux's")
+def test_a_child_dies_with_a_parent_killed_by_sigkill(tmp_path: Path):
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT_CALLING_A_HANGING_MODEL, encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        child_pid = int(parent.stdout.readline())  # type: ignore[union-attr]
+    finally:
+        parent.send_signal(signal.SIGKILL)  # no cleanup runs: only the kernel can end the child now
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child_pid), "the model's process outlived its killed parent"
+
+
+def _alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for the init process to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_the_isolate_models_setting_runs_local_models_in_child_processes(tmp_path: Path):
