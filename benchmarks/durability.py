@@ -3,8 +3,9 @@ tests' four-task plan (two roots, a chain of two after them) of no-op models, so
 is to time, through planning, selection, execution and the answer on a SQLite checkpointer.
 
 Prints the median run under each mode, the checkpoints a run saves and what each costs in "sync" mode; what one
-call journal record costs (in both modes, once per successful model call): its write, on the event loop, and its
-sync to disk, in a thread; then, last, `durability_ratio=<sync run / async run>`. Run: python benchmarks/durability.py
+call journal record costs (in both modes, once per successful model call): its write and rename, and its sync to
+disk (the execute step does both in threads); then, last, `durability_ratio=<sync run / async run>`.
+Run: python benchmarks/durability.py
 """
 
 from __future__ import annotations
