@@ -69,8 +69,11 @@ class PlanningAids:
     """Structured output names the task types as an enum, so a constrained decoder cannot invent one."""
     fix_pass: bool = True
     """When validation finds tasks that cannot run, show the planner the problems and ask once for a fixed plan."""
-    steps: StepsAid = "none"
+    steps: StepsAid = "inline"
     """Have the planner say each step of the request in words before it names task types (docs/planning.md)."""
+    step_vote: bool = True
+    """With steps inline: the demo bank's labelled steps most like a task's step vote on its task type; a clear
+    winner whose media inputs the task has replaces the controller's choice."""
 
 
 Stage = Literal["plan", "select", "respond"]

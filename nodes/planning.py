@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -156,6 +156,8 @@ class PlanDraft:
     error: str | None = None
     fixed: bool = False
     """The controller was shown problems in its first plan and this is its second."""
+    retyped: int = 0
+    """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
 
 
 @dataclass(frozen=True)
@@ -189,16 +191,19 @@ class Planner:
         """
         demos = await self.demos(request)
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
-        first = await self._ask(messages)
-        problems = self._problems(first)
-        if not (self.aids.fix_pass and problems) or llm_budget_refusal():
-            return first
-        listed = "\n".join(f"- {problem}" for problem in problems)
-        fix = [AIMessage(json.dumps(first.items)), HumanMessage(render("planning_fix", problems=listed))]
-        second = await self._ask([*messages, *fix])
-        if second.error is None and len(self._problems(second)) < len(problems):
-            return PlanDraft(second.items, fixed=True)
-        return first
+        draft = await self._ask(messages)
+        problems = self._problems(draft)
+        if self.aids.fix_pass and problems and not llm_budget_refusal():
+            listed = "\n".join(f"- {problem}" for problem in problems)
+            fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
+            second = await self._ask([*messages, *fix])
+            if second.error is None and len(self._problems(second)) < len(problems):
+                draft = PlanDraft(second.items, fixed=True)
+        if self.aids.step_vote and self.aids.steps == "inline":
+            # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
+            items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)
+            draft = replace(draft, items=items, retyped=retyped)
+        return draft
 
     async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
         schema = plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
@@ -217,6 +222,29 @@ class Planner:
             return []
         doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
         return [reason for _, reason in sorted(doomed.items())]
+
+
+def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
+    """The plan with each task's type replaced by the one its step's nearest labelled steps clearly vote for, where
+    the task already has that type's media inputs (a missing text input is the step's own words, e.g. the question
+    for visual-question-answering); and how many tasks changed. Tasks without a step phrase keep their type."""
+    stepped = [
+        index
+        for index, item in enumerate(items)
+        if isinstance(item, dict) and isinstance(item.get("step"), str) and item["step"].strip()
+    ]
+    if not stepped:
+        return items, 0
+    revised, retyped = list(items), 0
+    for index, task in zip(stepped, bank.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
+        item = items[index]
+        args = item["args"] if isinstance(item.get("args"), dict) else {}
+        if task is None or task == item.get("task") or not set(tasks[task].inputs) - {"text"} <= set(args):
+            continue
+        inputs = {name: args.get(name, item["step"]) for name in tasks[task].inputs}
+        revised[index] = {**item, "task": task, "args": inputs}
+        retyped += 1
+    return revised, retyped
 
 
 def _input_error(request: str, mode: str) -> str | None:

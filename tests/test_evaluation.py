@@ -99,7 +99,8 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "modalities": True,
         "constrained": True,
         "fix_pass": True,
-        "steps": "none",
+        "steps": "inline",
+        "step_vote": True,
         "repair": True,
     }
     assert report.sample == str(data)  # all the records: no part, sample or limit to describe
@@ -166,15 +167,15 @@ def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     out = tmp_path / "cli"
-    args = parser.parse_args(
-        ["--data", str(data), "--out", str(out), "--demos", "none", "--no-fix-pass", "--no-repair", "--limit", "1"]
-    )
+    flags = ["--demos", "none", "--no-fix-pass", "--no-step-vote", "--no-repair", "--limit", "1"]
+    args = parser.parse_args(["--data", str(data), "--out", str(out), *flags])
     llm = ScriptedChatModel(plan=[PLAN[1], PLAN[0]])  # listed backwards: scored as written without repair
 
     assert run_command(args, llm, "scripted") == 0
     assert llm.calls == ["plan"]
     saved = json.loads((out / "options.json").read_text())
-    assert (saved["demos"], saved["fix_pass"], saved["repair"], saved["constrained"]) == ("none", False, False, True)
+    chosen = ("demos", "fix_pass", "step_vote", "repair", "constrained", "steps")
+    assert tuple(saved[key] for key in chosen) == ("none", False, False, False, True, "inline")
     (prediction,) = [Prediction.model_validate_json(line) for line in (out / "predictions.jsonl").read_text().split()]
     assert prediction.task_nodes[0] == {"task": "text-to-speech", "arguments": ["<node-1>"]}
     printed = capsys.readouterr().out
@@ -191,11 +192,12 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
 async def test_an_openai_compatible_controller_plans_through_strict_structured_output(data, tmp_path, openai_server):
     unused = dict.fromkeys(("text", "image", "audio", "video"))  # strict mode writes every argument, null if unused
     openai_server.replies = {
-        "plan": json.dumps({"tasks": [{**task, "args": {**unused, **task["args"]}} for task in PLAN]})
+        "plan": json.dumps({"tasks": [{"step": "a step", **task, "args": {**unused, **task["args"]}} for task in PLAN]})
     }
     llm = ChatOpenAI(base_url=openai_server.base_url, api_key=SecretStr("sk-test"), model="fake-model", max_retries=0)
 
-    report = await evaluate(options(data, tmp_path / "results"), llm, "fake-model", progress=False)
+    no_vote = options(data, tmp_path / "results", step_vote=False)  # the scripted steps say nothing to vote on
+    report = await evaluate(no_vote, llm, "fake-model", progress=False)
 
     assert [(r.stage, r.status) for r in openai_server.requests] == [("plan", 200)] * 2  # no refusal, no retry
     json_schema = openai_server.requests[0].json_schema

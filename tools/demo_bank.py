@@ -5,11 +5,17 @@ Small controllers copy the shape of the demos they see far more than they follow
 like the request (same media, same kind of chain) is worth more than any instruction. Similarity is the cosine
 of MiniLM sentence embeddings (the model installs from PyPI); the bank is embedded once per process. Without
 MiniLM the static demos (the bank's first ones) are used, and the reason is logged once.
+
+The bank's plans also label each step of a request with the task type it needs, and those labels vote on the
+task types a small controller names (`DemoBank.tasks_for_steps`): it says what a step is in words far better than
+it names the task for it. The long plans (four to six tasks, `prompts/planning_demos_long.json`) only vote: shown
+as demos, they lured requests into long chains of wrong tasks (docs/planning.md).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
@@ -24,6 +30,13 @@ log = logging.getLogger(__name__)
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
+STEP_NEIGHBOURS = 5
+"""How many labelled steps vote on a step's task type."""
+STEP_MAJORITY = 0.6
+"""The share of the (similarity-weighted) vote a task type needs to win; otherwise the controller's choice stands."""
+_FILE_NAME = re.compile(r"[\w\-]+\.(?:jpe?g|png|webp|bmp|gif|wav|mp3|flac|ogg|m4a|mp4|mov|avi|webm|txt)\b", re.I)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
 Embed = Callable[[list[str]], Any]
 """Texts in, one unit-length vector per text out (a torch tensor or numpy array), so a dot product is a cosine."""
 
@@ -34,13 +47,16 @@ class Demo(BaseModel):
     request: str
     files: list[str] = Field(default_factory=list)
     plan: list[dict[str, Any]]
+    shown: bool = True
+    """False for the long plans, whose steps vote on task types but which are never shown as demos."""
 
     def uses_only(self, tasks: Mapping[str, TaskSpec]) -> bool:
         return all(step.get("task") in tasks for step in self.plan)
 
 
 class DemoBank:
-    """Demos to show the planner: the first `count` (static), or the `count` nearest to a request (retrieved)."""
+    """Demos to show the planner: the first `count` (static), or the `count` nearest to a request (retrieved); and
+    the steps of all its plans, labelled with their task types, to vote on the task types a plan names."""
 
     def __init__(self, demos: Sequence[Demo], embed: Callable[[], Embed | None]) -> None:
         self.demos = list(demos)
@@ -49,9 +65,11 @@ class DemoBank:
         self._ready = False
         self._embed: Embed | None = None
         self._vectors: Any = None
+        self._steps = [(step_words(s["step"]), s["task"]) for demo in self.demos for s in demo.plan if s.get("step")]
+        self._step_vectors: Any = None
 
     def static(self, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
-        return [demo for demo in self.demos if demo.uses_only(tasks)][:count]
+        return [demo for demo in self.demos if demo.shown and demo.uses_only(tasks)][:count]
 
     def nearest(self, request: str, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
         """The `count` usable demos most similar to `request`, least similar first, so the closest one sits right
@@ -60,19 +78,54 @@ class DemoBank:
         if embed is None:
             return self.static(count, tasks)
         scores = (vectors @ embed([request])[0]).tolist()
-        usable = [i for i, demo in enumerate(self.demos) if demo.uses_only(tasks)]
+        usable = [i for i, demo in enumerate(self.demos) if demo.shown and demo.uses_only(tasks)]
         best = sorted(usable, key=lambda i: scores[i], reverse=True)[:count]
         return [self.demos[i] for i in reversed(best)]
 
+    def tasks_for_steps(self, steps: Sequence[str], tasks: Mapping[str, TaskSpec]) -> list[str | None]:
+        """For each step phrase, the task type of `tasks` its nearest labelled steps vote for (weighted by
+        similarity), or None where no type wins `STEP_MAJORITY` of the vote or no embedder is available."""
+        embed, _ = self._embedder()
+        if embed is None or not steps:
+            return [None] * len(steps)
+        usable = [i for i, (_, task) in enumerate(self._steps) if task in tasks]
+        labels = [self._steps[i][1] for i in usable]
+        similarities = _as_matrix(embed([step_words(step) for step in steps])) @ self._step_vectors[usable].T
+        return [self._vote(list(zip(row.tolist(), labels, strict=True))) for row in similarities]
+
+    @staticmethod
+    def _vote(scored: list[tuple[float, str]]) -> str | None:
+        votes: dict[str, float] = {}
+        for similarity, task in sorted(scored, reverse=True)[:STEP_NEIGHBOURS]:
+            votes[task] = votes.get(task, 0.0) + similarity
+        if not votes:
+            return None
+        winner = max(votes, key=lambda task: votes[task])
+        return winner if votes[winner] >= STEP_MAJORITY * sum(votes.values()) else None
+
     def _embedder(self) -> tuple[Embed | None, Any]:
-        """The embedder and the bank's vectors, made on first use (one thread does it; the others wait)."""
+        """The embedder and the bank's request vectors; the step vectors too. Made on first use (one thread does
+        it; the others wait)."""
         with self._lock:
             if not self._ready:
                 self._embed = self._embed_factory()
                 if self._embed is not None:
                     self._vectors = self._embed([demo.request for demo in self.demos])
+                    self._step_vectors = _as_matrix(self._embed([words for words, _ in self._steps]))
                 self._ready = True
             return self._embed, self._vectors
+
+
+def step_words(step: str) -> str:
+    """A step phrase without its file names and quoted text, which would otherwise decide which steps are nearest
+    ("classify example.jpg" came out nearest to "describe example.jpg")."""
+    return _QUOTED.sub("it", _FILE_NAME.sub("it", step))
+
+
+def _as_matrix(vectors: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(vectors)
 
 
 def minilm_embedder() -> Embed | None:
@@ -91,4 +144,6 @@ def minilm_embedder() -> Embed | None:
 @cache
 def default_demo_bank() -> DemoBank:
     """The project's demo bank with MiniLM retrieval: one per process, so the bank is embedded once."""
-    return DemoBank([Demo.model_validate(item) for item in load_json("planning_demos")], minilm_embedder)
+    demos = [Demo.model_validate(item) for item in load_json("planning_demos")]
+    long_plans = [Demo.model_validate({**item, "shown": False}) for item in load_json("planning_demos_long")]
+    return DemoBank([*demos, *long_plans], minilm_embedder)

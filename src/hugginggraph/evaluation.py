@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -55,12 +55,13 @@ class EvalOptions(BaseModel):
     constrained: bool = PlanningAids.constrained
     fix_pass: bool = PlanningAids.fix_pass
     steps: StepsAid = PlanningAids.steps
+    step_vote: bool = PlanningAids.step_vote
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
 
     @property
     def aids(self) -> PlanningAids:
-        return PlanningAids(self.demos, self.demo_count, self.modalities, self.constrained, self.fix_pass, self.steps)
+        return PlanningAids(**{aid.name: getattr(self, aid.name) for aid in fields(PlanningAids)})
 
     def tool_desc(self) -> Path | None:
         beside = self.data.parent / "tool_desc.json"
@@ -79,7 +80,7 @@ class EvalMismatch(ValueError):
     """The output folder holds predictions made with other options: resuming would mix two evaluations."""
 
 
-_PLANNING_OPTIONS = {"tools", "demos", "demo_count", "modalities", "constrained", "fix_pass", "steps", "repair"}
+_PLANNING_OPTIONS = {"tools", "repair", *(aid.name for aid in fields(PlanningAids))}
 """What a saved prediction depends on (with the model); which records are scored does not matter."""
 
 
@@ -113,6 +114,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         group_sizes={group: counts.records for group, counts in scores.items()},
         parse_failures=sum(prediction.error is not None for prediction in made),
         fixed_plans=sum(prediction.fixed for prediction in made),
+        retyped_tasks=sum(prediction.retyped for prediction in made),
         seconds_per_request=sum(prediction.seconds for prediction in made) / max(len(made), 1),
     )
     (options.out / "scores.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
@@ -157,6 +159,7 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
         ("--no-modalities", "list task types without their input and output kinds"),
         ("--no-constrained", "let the output schema take any task name"),
         ("--no-fix-pass", "never ask for a second plan"),
+        ("--no-step-vote", "keep the task types the controller names, whatever their steps say"),
         ("--no-repair", "score the planner's raw plans, not the validated and repaired ones"),
     ]:
         command.add_argument(flag, dest=flag[5:].replace("-", "_"), action="store_false", help=about)

@@ -1,5 +1,6 @@
-"""The planner's demo bank (prompts/planning_demos.json): every demo is a clean plan that validates as it is, and
-the bank covers every task type in the shapes requests take (single tasks, chains, DAGs).
+"""The planner's demo bank (prompts/planning_demos.json) and its long plans (prompts/planning_demos_long.json, shown
+only on a second look): every demo is a clean plan that validates as it is, and the bank covers every task type in
+the shapes requests take (single tasks, chains, DAGs).
 
 The bank is searched per request and its nearest demos are shown to a small controller, which copies them
 closely; a demo with a wrong dependency or a stray file name teaches exactly that mistake.
@@ -53,7 +54,9 @@ QUOTED = re.compile(r'"([^"]+)"')
 STAND_IN = "Some generated text."
 """What a `<GENERATED>-k` text reference is replaced by when checking how a runner reads an argument."""
 
-DEMOS: list[dict[str, Any]] = load_json("planning_demos")
+BANK: list[dict[str, Any]] = load_json("planning_demos")
+LONG_PLANS: list[dict[str, Any]] = load_json("planning_demos_long")
+DEMOS = BANK + LONG_PLANS
 PLANNED = [demo for demo in DEMOS if demo["plan"]]
 
 
@@ -84,8 +87,15 @@ def shape(plan: list[dict[str, Any]]) -> str:
 
 
 def test_bank_holds_about_150_demos_with_the_static_ones_first():
-    assert 140 <= len(DEMOS) <= 160
-    assert [demo["request"] for demo in DEMOS[: len(STATIC_REQUESTS)]] == STATIC_REQUESTS
+    assert 140 <= len(BANK) <= 160
+    assert [demo["request"] for demo in BANK[: len(STATIC_REQUESTS)]] == STATIC_REQUESTS
+
+
+def test_long_plans_have_four_to_six_tasks_as_chains_and_dags():
+    assert len(LONG_PLANS) >= 40
+    assert {len(demo["plan"]) for demo in LONG_PLANS} == {4, 5, 6}
+    shapes = Counter(shape(demo["plan"]) for demo in LONG_PLANS)
+    assert shapes["single"] == 0 and shapes["chain"] >= 20 and shapes["dag"] >= 15, shapes
 
 
 def test_requests_are_distinct():
@@ -96,7 +106,7 @@ def test_requests_are_distinct():
 @pytest.mark.parametrize("demo", DEMOS, ids=demo_id)
 def test_demo_is_well_formed(demo: dict[str, Any]):
     assert list(demo) == ["request", "files", "plan"]
-    assert isinstance(demo["request"], str) and 10 <= len(demo["request"]) <= 400
+    assert isinstance(demo["request"], str) and 10 <= len(demo["request"]) <= 600
     assert demo["request"] == demo["request"].strip()
     assert all(isinstance(name, str) for name in demo["files"])
     assert len(set(demo["files"])) == len(demo["files"])
@@ -189,10 +199,11 @@ def test_every_task_type_is_shown_in_enough_demos():
 
 
 def test_demos_mix_single_tasks_chains_and_dags():
-    shapes = Counter(shape(demo["plan"]) for demo in PLANNED)
-    share = {kind: shapes[kind] / len(PLANNED) for kind in ("single", "chain", "dag")}
+    planned = [demo for demo in BANK if demo["plan"]]
+    shapes = Counter(shape(demo["plan"]) for demo in planned)
+    share = {kind: shapes[kind] / len(planned) for kind in ("single", "chain", "dag")}
     assert 0.30 <= share["single"] <= 0.40, share
     assert 0.40 <= share["chain"] <= 0.50, share
     assert 0.15 <= share["dag"] <= 0.25, share
-    chain_lengths = {len(demo["plan"]) for demo in PLANNED if shape(demo["plan"]) == "chain"}
+    chain_lengths = {len(demo["plan"]) for demo in planned if shape(demo["plan"]) == "chain"}
     assert min(chain_lengths) == 2 and max(chain_lengths) <= 5 and len(chain_lengths) >= 3

@@ -39,6 +39,7 @@ class Prediction(BaseModel):
     error: str | None = None
     """Why there is no plan: the planner's reply did not parse, or planning raised."""
     fixed: bool = False
+    retyped: int = 0
     seconds: float = 0.0
 
 
@@ -85,6 +86,7 @@ async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True
         repairs=repairs,
         error=draft.error,
         fixed=draft.fixed,
+        retyped=draft.retyped,
         seconds=seconds,
     )
 

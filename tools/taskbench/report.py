@@ -30,6 +30,8 @@ class EvalReport(BaseModel):
     group_sizes: dict[str, int]
     parse_failures: int
     fixed_plans: int
+    retyped_tasks: int = 0
+    """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
     seconds_per_request: float
 
 
@@ -57,7 +59,8 @@ def markdown(report: EvalReport) -> str:
     lines += [
         "",
         f"Parse failures: {report.parse_failures} ({failure_rate:.1f}%), scored as empty plans. "
-        f"Plans fixed by a second pass: {report.fixed_plans}. Seconds per request: {report.seconds_per_request:.1f}.",
+        f"Plans fixed by a second pass: {report.fixed_plans}. Tasks re-typed by the step vote: {report.retyped_tasks}. "
+        f"Seconds per request: {report.seconds_per_request:.1f}.",
         "",
     ]
     return "\n".join(lines)
