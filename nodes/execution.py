@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -157,6 +157,11 @@ class StepJournal:
         await asyncio.gather(*self.syncing)
 
 
+def call_key(task: Task, choice: ModelChoice, inputs: dict[str, str]) -> dict[str, Any]:
+    """What a model call's journal record is found by: the same task, inputs and models."""
+    return {"task_id": task.id, "task": task.task, "inputs": inputs, "model_ids": choice.model_ids}
+
+
 async def run_with_fallbacks(
     task: Task,
     choice: ModelChoice,
@@ -167,11 +172,7 @@ async def run_with_fallbacks(
     journal: StepJournal,
 ) -> TaskResult:
     """Try the chosen model, retrying up to the limit, then each fallback candidate in rank order, until the run's
-    deadline, if any, cuts it off. A result `journal` holds for this very call (same task, inputs and models) is
-    returned as it was recorded, and no model is called."""
-    key = {"task_id": task.id, "task": task.task, "inputs": inputs, "model_ids": choice.model_ids}
-    if (recorded := await journal.recorded(key)) is not None:
-        return recorded
+    deadline, if any, cuts it off. A success is recorded in `journal` before it is returned."""
     limits = context.limits
     attempts: list[str] = []
     started = time.time()
@@ -214,9 +215,42 @@ async def run_with_fallbacks(
                 attempts.append(f"{model_id}: {type(error).__name__}: {error}")
             else:
                 result = ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
-                await journal.record(key, result)
+                await journal.record(call_key(task, choice, inputs), result)
                 return result
     return ended("failed", error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try")
+
+
+def _no_event() -> None:
+    return None
+
+
+async def run_task_once(
+    task: Task,
+    choice: ModelChoice | None,
+    done: dict[int, TaskResult],
+    context: HuggingGraphContext,
+    run_dir: Path,
+    gate: Gate,
+    journal: StepJournal,
+    started: Callable[[], None] = _no_event,
+) -> TaskResult:
+    """A task whose dependencies all succeeded: the result `journal` recorded for this very call (same task, inputs
+    and models), looked up before the task takes a slot, so a resumed task neither waits for one nor is skipped
+    past the run's deadline; otherwise its model calls, in a slot, `started` called as they begin. Never raises: a
+    bug or bad input in one task must not take down its siblings."""
+    try:
+        if choice is None:
+            raise MissingInput("no model was chosen for this task")
+        inputs = resolve_inputs(task, done, context.workspace)
+        if (recorded := await journal.recorded(call_key(task, choice, inputs))) is not None:
+            return recorded
+        async with gate.slot() as late:
+            if late:
+                return TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"not started: {late}")
+            started()
+            return await run_with_fallbacks(task, choice, inputs, context, run_dir, gate, journal)
+    except Exception as error:
+        return TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
 
 
 async def run_plan_task(
@@ -229,7 +263,7 @@ async def run_plan_task(
     gate: Gate,
     journal: StepJournal,
 ) -> TaskResult:
-    """One plan item, from waiting on its dependencies and a slot to its result. Never raises."""
+    """One plan item, from waiting on its dependencies to its result. Never raises."""
     if known is not None:
         return known
     emit = get_stream_writer()
@@ -239,12 +273,11 @@ async def run_plan_task(
         reasons = "; ".join(f"task {r.task_id} ({r.task}) {r.status}" for r in unfinished)
         result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"skipped because {reasons}")
     else:
-        async with gate.slot() as late:
-            if late:
-                result = TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"not started: {late}")
-            else:
-                emit({"event": "task_started", "task_id": task.id, "task": task.task})
-                result = await _run_safely(task, choice, done, context, run_dir, gate, journal)
+
+        def started() -> None:
+            emit({"event": "task_started", "task_id": task.id, "task": task.task})
+
+        result = await run_task_once(task, choice, done, context, run_dir, gate, journal, started)
     emit(
         {
             "event": "task_finished",
@@ -254,25 +287,6 @@ async def run_plan_task(
         }
     )
     return result
-
-
-async def _run_safely(
-    task: Task,
-    choice: ModelChoice | None,
-    done: dict[int, TaskResult],
-    context: HuggingGraphContext,
-    run_dir: Path,
-    gate: Gate,
-    journal: StepJournal,
-) -> TaskResult:
-    try:
-        if choice is None:
-            raise MissingInput("no model was chosen for this task")
-        return await run_with_fallbacks(
-            task, choice, resolve_inputs(task, done, context.workspace), context, run_dir, gate, journal
-        )
-    except Exception as error:  # a bug or bad input in one task must not take down its siblings
-        return TaskResult(task_id=task.id, task=task.task, status="failed", error=f"{type(error).__name__}: {error}")
 
 
 async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:

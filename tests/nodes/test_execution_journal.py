@@ -4,6 +4,7 @@ inputs, a result whose file is gone) runs the model."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hugginggraph import arun, build_graph, sqlite_checkpointer
 from hugginggraph.graph.checkpoint import DURABILITY, checkpoint_serializer
 from hugginggraph.graph.context import Limits
 from hugginggraph.graph.state import ModelChoice, Task
-from hugginggraph.nodes.execution import Gate, StepJournal, run_with_fallbacks
+from hugginggraph.nodes.execution import Gate, StepJournal, run_task_once
 from hugginggraph.tools.call_journal import CallJournal
 from hugginggraph.tools.runners.base import RunnerOutput
 
@@ -43,13 +44,17 @@ def model() -> Counted:
 
 @pytest.fixture
 def run_task(make_context, model: Counted, tmp_path: Path):
-    """Runs TASK as the execute node does, recording in the journal of node run `node_run`."""
+    """Runs TASK as the execute node does, recording in the journal of node run `node_run`; `deadline` is the run's
+    (a `time.time()` value)."""
     context = make_context([], {"a": ("text-to-speech", model), "b": ("text-to-speech", model)}, attempts_per_model=1)
 
-    async def run(node_run: str = "first", choice: ModelChoice = CHOICE, text: str = "hello"):
+    async def run(
+        node_run: str = "first", choice: ModelChoice = CHOICE, text: str = "hello", deadline: float | None = None
+    ):
         journal = StepJournal(CallJournal(tmp_path / "calls" / node_run, checkpoint_serializer()))
-        gate = Gate(Limits(), None)
-        result = await run_with_fallbacks(TASK, choice, {"text": text}, context, tmp_path / "run", gate, journal)
+        gate = Gate(Limits(run_timeout_s=60), deadline)
+        task = TASK.model_copy(update={"args": {"text": text}})
+        result = await run_task_once(task, choice, {}, context, tmp_path / "run", gate, journal)
         await journal.synced()
         return result
 
@@ -64,6 +69,15 @@ async def test_the_same_step_run_again_reads_the_result_back_and_calls_no_model(
     serde = checkpoint_serializer()
     assert again == serde.loads_typed(serde.dumps_typed(first))  # as the checkpoint would have given it back
     assert again.attempts == ["a: RuntimeError: busy"] and again.started_at == first.started_at
+
+
+async def test_a_recorded_result_comes_back_even_past_the_runs_deadline(run_task, model: Counted):
+    first = await run_task()
+    late = time.time() - 1  # a run resumed after its time limit: nothing may start any more
+    serde = checkpoint_serializer()
+    assert (await run_task(deadline=late)) == serde.loads_typed(serde.dumps_typed(first))
+    assert (await run_task(text="goodbye", deadline=late)).status == "skipped"
+    assert model.calls == ["a"]
 
 
 @pytest.mark.parametrize(
