@@ -199,7 +199,7 @@ class Planner:
             second = await self._ask([*messages, *fix])
             if second.error is None and len(self._problems(second)) < len(problems):
                 draft = PlanDraft(second.items, fixed=True)
-        if self.aids.step_vote and self.aids.steps == "inline":
+        if self.aids.step_vote and self.aids.steps == "inline" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
             items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)
             draft = replace(draft, items=items, retyped=retyped)

@@ -17,7 +17,8 @@ from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 
-PLAN = [{"task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
+STEP = "say whether the text is positive or negative"
+PLAN = [{"step": STEP, "task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
 ANSWER = "The text reads as positive."
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
 TERMINAL = {"FORCE_COLOR", "TTY_COMPATIBLE"}  # would make rich draw for a terminal even into a pipe
@@ -111,7 +112,7 @@ def test_resume_of_a_finished_run_reports_it_again(cli):
 
 def test_a_missing_input_file_fails_that_task_with_a_clear_reason(cli, server):
     server.replies["plan"] = json.dumps(
-        {"tasks": [{"task": "image-classification", "id": 0, "dep": [-1], "args": {"image": "cat.png"}}]}
+        {"tasks": [{"step": "say what cat.png shows", "task": "image-to-text", "id": 0, "args": {"image": "cat.png"}}]}
     )
     out = cli("run", "what is in cat.png?", "--file", "cat.png")
     assert out.returncode == 0

@@ -196,8 +196,7 @@ async def test_an_openai_compatible_controller_plans_through_strict_structured_o
     }
     llm = ChatOpenAI(base_url=openai_server.base_url, api_key=SecretStr("sk-test"), model="fake-model", max_retries=0)
 
-    no_vote = options(data, tmp_path / "results", step_vote=False)  # the scripted steps say nothing to vote on
-    report = await evaluate(no_vote, llm, "fake-model", progress=False)
+    report = await evaluate(options(data, tmp_path / "results"), llm, "fake-model", progress=False)
 
     assert [(r.stage, r.status) for r in openai_server.requests] == [("plan", 200)] * 2  # no refusal, no retry
     json_schema = openai_server.requests[0].json_schema

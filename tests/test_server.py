@@ -22,7 +22,8 @@ from hugginggraph.tools.tiny_models import build_tiny_model
 
 slow = pytest.mark.slow
 
-PLAN = [{"task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
+STEP = "say whether the text is positive or negative"
+PLAN = [{"step": STEP, "task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
 ANSWER = "The text reads as positive."
 REQUEST = "is this text positive?"
 

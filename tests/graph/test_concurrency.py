@@ -49,13 +49,19 @@ def request(n: int) -> str:
 
 def marked_plan(text: str, tasks: Sequence[str]) -> list[dict[str, Any]]:
     """One task per name in `tasks`: the first on a text carrying the marker found in `text` (the request), the
-    others on the first's output."""
+    others on the first's output. Each step phrase names its task, so the step vote keeps it."""
     marker = MARKER.search(text)
-    first = {"task": tasks[0], "id": 0, "dep": [-1], "args": {"text": f"notes of {marker.group() if marker else '?'}"}}
-    rest = [
-        {"task": task, "id": i, "dep": [0], "args": {"text": "<GENERATED>-0"}} for i, task in enumerate(tasks[1:], 1)
+    notes = f"notes of {marker.group() if marker else '?'}"
+    return [
+        {
+            "step": f"{task.replace('-', ' ')} of the notes",
+            "task": task,
+            "id": i,
+            "dep": [0] if i else [-1],
+            "args": {"text": "<GENERATED>-0" if i else notes},
+        }
+        for i, task in enumerate(tasks)
     ]
-    return [first, *rest]
 
 
 def markers_named(text: str) -> str:

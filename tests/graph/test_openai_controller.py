@@ -17,9 +17,15 @@ from openai_fake import FakeOpenAI, isolate_client
 from pydantic import BaseModel
 
 PLAN = [
-    {"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "a long text"}},
-    {"task": "text-classification", "id": 1, "dep": [0], "args": {"text": "<GENERATED>-0"}},
-    {"task": "translation", "id": 2, "dep": [0], "args": {"text": "<GENERATED>-0"}},
+    {"step": "summarize the long text", "task": "summarization", "id": 0, "dep": [-1], "args": {"text": "a long text"}},
+    {
+        "step": "say whether the summary is positive or negative",
+        "task": "text-classification",
+        "id": 1,
+        "dep": [0],
+        "args": {"text": "<GENERATED>-0"},
+    },
+    {"step": "translate the summary", "task": "translation", "id": 2, "dep": [0], "args": {"text": "<GENERATED>-0"}},
 ]
 MODELS = {
     "sum-big": ("summarization", echo()),

@@ -152,11 +152,13 @@ def test_tasks_without_a_step_phrase_are_left_alone():
     assert retype_by_steps(plan, VotingBank({}), TASKS) == (plan, 0)
 
 
-@pytest.mark.parametrize(("aids", "retyped"), [({}, 1), ({"step_vote": False}, 0), ({"steps": "none"}, 0)])
-async def test_the_planner_votes_on_task_types_only_with_steps_inline_and_the_vote_on(aids, retyped):
+@pytest.mark.parametrize(
+    ("aids", "retyped"), [({}, 1), ({"step_vote": False}, 0), ({"steps": "none"}, 0), ({"demos": "static"}, 0)]
+)
+async def test_the_planner_votes_on_task_types_only_with_steps_inline_retrieval_and_the_vote_on(aids, retyped):
     plan = [stepped(ASK, "image-to-text", 0, image="car.jpg")]
     llm = ScriptedChatModel(plan=plan)
     bank = VotingBank({ASK: "visual-question-answering"})
-    draft = await Planner(llm, TASKS, PlanningAids(demos="none", **aids), bank).draft(ASK, ["car.jpg"])
+    draft = await Planner(llm, TASKS, PlanningAids(**aids), bank).draft(ASK, ["car.jpg"])
     assert draft.retyped == retyped
     assert draft.items[0]["task"] == ("visual-question-answering" if retyped else "image-to-text")
