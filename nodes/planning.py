@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field, create_model
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for, llm_budget_refusal
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, StepsAid, context_of
 from hugginggraph.graph.state import GraphState, Mode
+from hugginggraph.nodes.back_references import wire_back_references
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
 from hugginggraph.tools.demo_bank import Demo, DemoBank
@@ -158,6 +160,8 @@ class PlanDraft:
     """The controller was shown problems in its first plan and this is its second."""
     retyped: int = 0
     """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
+    rewired: int = 0
+    """Tasks whose literal text now reads an earlier result (`PlanningAids.back_references`)."""
 
 
 @dataclass(frozen=True)
@@ -197,12 +201,19 @@ class Planner:
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
             second = await self._ask([*messages, *fix])
-            if second.error is None and len(self._problems(second)) < len(problems):
+            if (
+                second.error is None
+                and len(self._problems(second)) < len(problems)
+                and not plan_left_request(second.items, request)
+            ):
                 draft = PlanDraft(second.items, fixed=True)
         if self.aids.step_vote and self.aids.steps == "inline" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
             items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)
             draft = replace(draft, items=items, retyped=retyped)
+        if self.aids.back_references:
+            items, rewired = wire_back_references(draft.items, request, self.tasks)
+            draft = replace(draft, items=items, rewired=rewired)
         return draft
 
     async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
@@ -245,6 +256,34 @@ def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSp
         revised[index] = {**item, "task": task, "args": inputs}
         retyped += 1
     return revised, retyped
+
+
+_GROUNDED_SHARE = 0.5
+"""Steps are written "in the request's words": on TaskBench almost all first plans' steps share at least half
+their words with the request, while fix-pass plans that do not were about something else (docs/planning.md)."""
+# fmt: off
+_FILLER = frozenset({
+    "the", "and", "for", "with", "from", "into", "that", "this", "these", "those", "its", "then", "next", "also",
+    "your", "you", "please", "can", "could", "would", "about",
+})
+# fmt: on
+
+
+def plan_left_request(items: list[Any], request: str) -> bool:
+    """Whether a plan's steps, on average, share under half their words with the request: the controller answered
+    something else, e.g. a fix pass that copied a demo's plan or planned "correct the plan". A plan without step
+    phrases cannot tell and is taken as it is."""
+    asked = set(_words(request))
+    shares = [
+        sum(word in asked for word in words) / len(words)
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("step"), str) and (words := _words(item["step"]))
+    ]
+    return bool(shares) and sum(shares) / len(shares) < _GROUNDED_SHARE
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in re.findall(r"[a-z]+", text.lower()) if len(word) > 2 and word not in _FILLER]
 
 
 def _input_error(request: str, mode: str) -> str | None:

@@ -22,9 +22,10 @@ from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
 from hugginggraph.graph.context import HuggingGraphContext, context_of
 from hugginggraph.graph.state import GraphState, TaskResult
 from hugginggraph.prompts import render
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS
 
 MEDIA_PATH = re.compile(
-    r"(?<![\w/.~-])(?:~|\.{1,2})?[\w./\\~-]*[\w-]\.(?:png|jpe?g|gif|bmp|webp|wav|mp3|flac|ogg|mp4|webm|avi)\b",
+    rf"(?<![\w/.~-])(?:~|\.{{1,2}})?[\w./\\~-]*[\w-]\.(?:{MEDIA_EXTENSIONS})\b",
     re.IGNORECASE,
 )
 OUTPUT_CHARS = 500

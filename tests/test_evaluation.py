@@ -101,6 +101,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "fix_pass": True,
         "steps": "inline",
         "step_vote": True,
+        "back_references": True,
         "repair": True,
     }
     assert report.sample == str(data)  # all the records: no part, sample or limit to describe
@@ -167,15 +168,24 @@ def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     out = tmp_path / "cli"
-    flags = ["--demos", "none", "--no-fix-pass", "--no-step-vote", "--no-repair", "--limit", "1"]
+    flags = [
+        "--demos",
+        "none",
+        "--no-fix-pass",
+        "--no-step-vote",
+        "--no-back-references",
+        "--no-repair",
+        "--limit",
+        "1",
+    ]
     args = parser.parse_args(["--data", str(data), "--out", str(out), *flags])
     llm = ScriptedChatModel(plan=[PLAN[1], PLAN[0]])  # listed backwards: scored as written without repair
 
     assert run_command(args, llm, "scripted") == 0
     assert llm.calls == ["plan"]
     saved = json.loads((out / "options.json").read_text())
-    chosen = ("demos", "fix_pass", "step_vote", "repair", "constrained", "steps")
-    assert tuple(saved[key] for key in chosen) == ("none", False, False, False, True, "inline")
+    chosen = ("demos", "fix_pass", "step_vote", "back_references", "repair", "constrained", "steps")
+    assert tuple(saved[key] for key in chosen) == ("none", False, False, False, False, True, "inline")
     (prediction,) = [Prediction.model_validate_json(line) for line in (out / "predictions.jsonl").read_text().split()]
     assert prediction.task_nodes[0] == {"task": "text-to-speech", "arguments": ["<node-1>"]}
     printed = capsys.readouterr().out

@@ -18,13 +18,14 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from hugginggraph.prompts import load_json
-from hugginggraph.tools.tasks import TaskSpec
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ STEP_NEIGHBOURS = 5
 """How many labelled steps vote on a step's task type."""
 STEP_MAJORITY = 0.6
 """The share of the (similarity-weighted) vote a task type needs to win; otherwise the controller's choice stands."""
-_FILE_NAME = re.compile(r"[\w\-]+\.(?:jpe?g|png|webp|bmp|gif|wav|mp3|flac|ogg|m4a|mp4|mov|avi|webm|txt)\b", re.I)
+_FILE_NAME = re.compile(rf"[\w\-]+\.(?:{MEDIA_EXTENSIONS}|txt)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 Embed = Callable[[list[str]], Any]
@@ -63,10 +64,8 @@ class DemoBank:
         self._embed_factory = embed
         self._lock = threading.Lock()
         self._ready = False
-        self._embed: Embed | None = None
-        self._vectors: Any = None
+        self._index: _Index | None = None
         self._steps = [(step_words(s["step"]), s["task"]) for demo in self.demos for s in demo.plan if s.get("step")]
-        self._step_vectors: Any = None
 
     def static(self, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
         return [demo for demo in self.demos if demo.shown and demo.uses_only(tasks)][:count]
@@ -74,23 +73,23 @@ class DemoBank:
     def nearest(self, request: str, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
         """The `count` usable demos most similar to `request`, least similar first, so the closest one sits right
         before the request in the prompt. Falls back to the static demos when no embedder is available."""
-        embed, vectors = self._embedder()
-        if embed is None:
+        index = self._embedded()
+        if index is None:
             return self.static(count, tasks)
-        scores = (vectors @ embed([request])[0]).tolist()
-        usable = [i for i, demo in enumerate(self.demos) if demo.shown and demo.uses_only(tasks)]
-        best = sorted(usable, key=lambda i: scores[i], reverse=True)[:count]
-        return [self.demos[i] for i in reversed(best)]
+        scores = (index.requests @ index.embed([request])[0]).tolist()
+        usable = [(score, i) for score, i in zip(scores, index.shown, strict=True) if self.demos[i].uses_only(tasks)]
+        best = sorted(usable, key=lambda pair: pair[0], reverse=True)[:count]
+        return [self.demos[i] for _, i in reversed(best)]
 
     def tasks_for_steps(self, steps: Sequence[str], tasks: Mapping[str, TaskSpec]) -> list[str | None]:
         """For each step phrase, the task type of `tasks` its nearest labelled steps vote for (weighted by
         similarity), or None where no type wins `STEP_MAJORITY` of the vote or no embedder is available."""
-        embed, _ = self._embedder()
-        if embed is None or not steps:
+        index = self._embedded()
+        if index is None or not steps:
             return [None] * len(steps)
         usable = [i for i, (_, task) in enumerate(self._steps) if task in tasks]
         labels = [self._steps[i][1] for i in usable]
-        similarities = _as_matrix(embed([step_words(step) for step in steps])) @ self._step_vectors[usable].T
+        similarities = _as_matrix(index.embed([step_words(step) for step in steps])) @ index.steps[usable].T
         return [self._vote(list(zip(row.tolist(), labels, strict=True))) for row in similarities]
 
     @staticmethod
@@ -103,17 +102,30 @@ class DemoBank:
         winner = max(votes, key=lambda task: votes[task])
         return winner if votes[winner] >= STEP_MAJORITY * sum(votes.values()) else None
 
-    def _embedder(self) -> tuple[Embed | None, Any]:
-        """The embedder and the bank's request vectors; the step vectors too. Made on first use (one thread does
-        it; the others wait)."""
+    def _embedded(self) -> _Index | None:
+        """The bank embedded, or None without an embedder. Made on first use (one thread does it; the others
+        wait)."""
         with self._lock:
             if not self._ready:
-                self._embed = self._embed_factory()
-                if self._embed is not None:
-                    self._vectors = self._embed([demo.request for demo in self.demos])
-                    self._step_vectors = _as_matrix(self._embed([words for words, _ in self._steps]))
+                embed = self._embed_factory()
+                if embed is not None:
+                    shown = [i for i, demo in enumerate(self.demos) if demo.shown]
+                    requests = embed([self.demos[i].request for i in shown])
+                    steps = _as_matrix(embed([words for words, _ in self._steps]))
+                    self._index = _Index(embed, shown, requests, steps)
                 self._ready = True
-            return self._embed, self._vectors
+            return self._index
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The bank's vectors: the requests of the demos that can be shown (at positions `shown` of the bank) and every
+    labelled step."""
+
+    embed: Embed
+    shown: list[int]
+    requests: Any
+    steps: Any
 
 
 def step_words(step: str) -> str:

@@ -16,6 +16,10 @@ Modality = Literal["text", "image", "audio", "video"]
 
 MEDIA_MODALITIES: tuple[Modality, ...] = ("image", "audio", "video")
 
+MEDIA_EXTENSIONS = "jpe?g|png|gif|bmp|tiff|webp|wav|mp3|flac|ogg|m4a|mp4|avi|mov|mkv|webm"
+"""File-name endings read as media files wherever a file name is looked for in text (requests, steps, answers),
+as a regular-expression alternation."""
+
 
 class TaskSpec(BaseModel):
     """What one task type consumes and produces."""

@@ -56,6 +56,7 @@ class EvalOptions(BaseModel):
     fix_pass: bool = PlanningAids.fix_pass
     steps: StepsAid = PlanningAids.steps
     step_vote: bool = PlanningAids.step_vote
+    back_references: bool = PlanningAids.back_references
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
 
@@ -115,6 +116,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         parse_failures=sum(prediction.error is not None for prediction in made),
         fixed_plans=sum(prediction.fixed for prediction in made),
         retyped_tasks=sum(prediction.retyped for prediction in made),
+        rewired_tasks=sum(prediction.rewired for prediction in made),
         seconds_per_request=sum(prediction.seconds for prediction in made) / max(len(made), 1),
     )
     (options.out / "scores.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
@@ -160,6 +162,7 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
         ("--no-constrained", "let the output schema take any task name"),
         ("--no-fix-pass", "never ask for a second plan"),
         ("--no-step-vote", "keep the task types the controller names, whatever their steps say"),
+        ("--no-back-references", 'keep literal text that stands for an earlier result ("the summary")'),
         ("--no-repair", "score the planner's raw plans, not the validated and repaired ones"),
     ]:
         command.add_argument(flag, dest=flag[5:].replace("-", "_"), action="store_false", help=about)

@@ -162,3 +162,16 @@ async def test_the_planner_votes_on_task_types_only_with_steps_inline_retrieval_
     draft = await Planner(llm, TASKS, PlanningAids(**aids), bank).draft(ASK, ["car.jpg"])
     assert draft.retyped == retyped
     assert draft.items[0]["task"] == ("visual-question-answering" if retyped else "image-to-text")
+
+
+@pytest.mark.parametrize(("aids", "rewired"), [({}, 1), ({"back_references": False}, 0)])
+async def test_the_planner_wires_text_naming_an_earlier_result_unless_told_not_to(aids, rewired):
+    plan = [
+        stepped("caption car.jpg", "image-to-text", 0, image="car.jpg"),
+        stepped("read the caption aloud", "text-to-speech", 1, text="the caption"),
+    ]
+    draft = await Planner(ScriptedChatModel(plan=plan), TASKS, PlanningAids(**aids), VotingBank({})).draft(
+        "caption car.jpg and read the caption aloud", ["car.jpg"]
+    )
+    assert draft.rewired == rewired
+    assert draft.items[1]["args"] == {"text": "<GENERATED>-0" if rewired else "the caption"}

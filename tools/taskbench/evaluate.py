@@ -40,6 +40,7 @@ class Prediction(BaseModel):
     """Why there is no plan: the planner's reply did not parse, or planning raised."""
     fixed: bool = False
     retyped: int = 0
+    rewired: int = 0
     seconds: float = 0.0
 
 
@@ -87,6 +88,7 @@ async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True
         error=draft.error,
         fixed=draft.fixed,
         retyped=draft.retyped,
+        rewired=draft.rewired,
         seconds=seconds,
     )
 

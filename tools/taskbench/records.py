@@ -16,12 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from hugginggraph.tools.tasks import Modality, TaskSpec, normalize_task_name
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, Modality, TaskSpec, normalize_task_name
 
 PlanShape = Literal["single", "chain", "dag"]
 
-_MEDIA_EXTENSIONS = "jpe?g|png|gif|bmp|tiff|webp|wav|mp3|flac|ogg|m4a|mp4|avi|mov|mkv|webm"
-_MEDIA_FILE = re.compile(rf"(?:https?://)?[\w\-./]+\.(?:{_MEDIA_EXTENSIONS})\b", re.IGNORECASE)
+_MEDIA_FILE = re.compile(rf"(?:https?://)?[\w\-./]+\.(?:{MEDIA_EXTENSIONS})\b", re.IGNORECASE)
 
 
 class TaskNode(BaseModel):

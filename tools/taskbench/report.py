@@ -32,6 +32,8 @@ class EvalReport(BaseModel):
     fixed_plans: int
     retyped_tasks: int = 0
     """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
+    rewired_tasks: int = 0
+    """Tasks whose literal text was wired to an earlier result (`PlanningAids.back_references`)."""
     seconds_per_request: float
 
 
@@ -60,6 +62,7 @@ def markdown(report: EvalReport) -> str:
         "",
         f"Parse failures: {report.parse_failures} ({failure_rate:.1f}%), scored as empty plans. "
         f"Plans fixed by a second pass: {report.fixed_plans}. Tasks re-typed by the step vote: {report.retyped_tasks}. "
+        f"Tasks wired to an earlier result: {report.rewired_tasks}. "
         f"Seconds per request: {report.seconds_per_request:.1f}.",
         "",
     ]

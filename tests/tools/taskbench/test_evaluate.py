@@ -225,6 +225,23 @@ async def test_a_second_plan_with_more_problems_is_not_taken_as_fixed():
     assert not prediction.fixed
 
 
+@pytest.mark.parametrize(
+    ("steps", "taken"),
+    [
+        (["describe cat.jpg in words", "read the description aloud"], True),
+        (["correct the plan", "remove the unknown task"], False),  # about the fix turn, not the request
+        (["generate a picture of a farmers market", "write a caption for the market picture"], False),  # a demo's
+    ],
+)
+async def test_a_second_plan_is_taken_only_if_its_steps_are_still_the_requests(steps: list[str], taken: bool):
+    second = [{**task, "step": step} for task, step in zip(CHAIN, steps, strict=True)]
+    llm = PlanByFunction(planner=in_turn(UNKNOWN_TASK, second))
+    prediction = await predict(planner_for(llm), RECORDS[1])
+    assert llm.calls == ["plan", "plan"]
+    assert prediction.fixed is taken
+    assert prediction.task_nodes == (CHAIN_NODES if taken else [{"task": "magic-wand", "arguments": ["x"]}])
+
+
 async def test_raw_plans_are_scored_as_written_when_repair_is_off():
     listed_backwards = [CHAIN[1], CHAIN[0]]
     repaired = await predict(planner_for(ScriptedChatModel(plan=listed_backwards)), RECORDS[1])
