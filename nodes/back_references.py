@@ -50,7 +50,7 @@ def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, Tas
     text_outputs: list[int] = []  # ids of earlier tasks that produce text, in plan order
     wired = 0
     for item in items:
-        spec = tasks.get(item.get("task")) if isinstance(item, dict) and isinstance(item.get("task"), str) else None
+        spec = tasks.get(str(item.get("task"))) if isinstance(item, dict) else None
         if spec is None or not isinstance(item.get("id"), int) or not isinstance(item.get("args"), dict):
             revised.append(item)
             continue
