@@ -18,6 +18,7 @@ from hugginggraph.evaluation import EvalMismatch, EvalOptions, add_arguments, ev
 from hugginggraph.nodes.planning import MAX_PLANNED_TASKS
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.taskbench.evaluate import Prediction
+from hugginggraph.tools.taskbench.records import load_records, split
 from hugginggraph.tools.taskbench.report import EvalReport
 
 TOOLS = [
@@ -162,6 +163,19 @@ async def test_the_test_and_tune_parts_split_the_records(data, tmp_path):
     assert "test part of a 1-record split with seed 0" in test.sample
     saved = [Prediction.model_validate_json(line).id for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert sorted(saved) == ["1", "2"]  # one record each, not the same one
+
+    # Another sample seed draws other tune records, never held-out ones; only --split-seed changes the test part.
+    held_out = {record.id for record in split(load_records(data), 1, seed=0)[0]}
+    reseeded, other_split = tmp_path / "reseeded", tmp_path / "other-split"
+    await evaluate(options(data, reseeded, part="tune", test_size=1, seed=1), ScriptedChatModel(plan=PLAN), "s", False)
+    await evaluate(
+        options(data, other_split, part="test", test_size=1, split_seed=1), ScriptedChatModel(plan=PLAN), "s", False
+    )
+    assert planned_ids(reseeded) == planned_ids(other_split) == set(saved) - held_out
+
+
+def planned_ids(out: Path) -> set[str]:
+    return {Prediction.model_validate_json(line).id for line in (out / "predictions.jsonl").read_text().splitlines()}
 
 
 def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):

@@ -46,6 +46,9 @@ class EvalOptions(BaseModel):
     sample: int | None = None
     """A seeded random sample of this many records of the part (None: all of them)."""
     seed: int = 0
+    """The seed of `sample` only: another seed draws other tune records, never held-out ones."""
+    split_seed: int = 0
+    """The seed that picks the test part. Fixed, so that every report is on the same held-out records."""
     limit: int | None = None
     """The first N records (of the sample): for quick looks."""
     tools: Path | None = None
@@ -73,7 +76,7 @@ def _part(options: EvalOptions) -> list[TaskBenchRecord]:
     records = load_records(options.data)
     if options.part == "all":
         return records
-    test, tune = split(records, options.test_size, options.seed)
+    test, tune = split(records, options.test_size, options.split_seed)
     return test if options.part == "test" else tune
 
 
@@ -128,7 +131,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
 def _describe_sample(options: EvalOptions) -> str:
     words = [str(options.data)]
     if options.part != "all":
-        words.append(f"{options.part} part of a {options.test_size}-record split with seed {options.seed}")
+        words.append(f"{options.part} part of a {options.test_size}-record split with seed {options.split_seed}")
     if options.sample:
         words.append(f"{options.sample} sampled with seed {options.seed}")
     if options.limit:
@@ -144,7 +147,10 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--test-size", type=int, default=200, help="records in the test part (default 200)")
     command.add_argument("--sample", type=int, help="a seeded random sample of N records of the part")
-    command.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    command.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0); the split keeps its own")
+    command.add_argument(
+        "--split-seed", type=int, default=0, help="the seed that picks the test part (default 0: the reported one)"
+    )
     command.add_argument("--limit", type=int, help="only the first N records (of the sample)")
     command.add_argument("--tools", type=Path, help="the benchmark's tool_desc.json (default: beside --data)")
     command.add_argument(
