@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.tools.tasks import TaskSpec
 
-_REFERENCE = re.compile(r"<GENERATED>-\d+")
 _EARLIER_RESULT = re.compile(
     r"\b(?:the|this|that|these|those|its|their|our|my)\s+(?:\w+\s+){0,2}?"
     r"(?:description|summary|text|caption|result|results|translation|translated|answer|transcript|transcription|"
@@ -60,7 +60,7 @@ def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, Tas
             spec.inputs == ("text",)
             and text_outputs
             and isinstance(text, str)
-            and not any(_REFERENCE.search(str(value)) for value in args.values())
+            and not any(REFERENCE.search(str(value)) for value in args.values())
             and _stands_for_earlier_result(text, step, request)
         ):
             item = {**item, "args": {**args, "text": f"<GENERATED>-{text_outputs[-1]}"}}
