@@ -1,9 +1,10 @@
 """Stage 1b, plan validation and repair: the planner's raw JSON becomes a list of `Task`s in topological order.
 
 Whatever can be repaired is repaired and the repair recorded (a name in the wrong case, a missing `dep` entry,
-a duplicate id, tasks listed out of order). A task that cannot run (unknown type, a reference to a task that is
-not there, a missing input file or one outside the workspace, a dependency cycle) is kept and marked doomed with
-the reason: it fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad
+a duplicate id, tasks listed out of order, a `<GENERATED>-k` of the wrong kind: text where an image is read). A
+task that cannot run (unknown type, a reference to a task that is not there or that makes the wrong kind, a
+missing input file or one outside the workspace, a dependency cycle) is kept and marked doomed with the reason: it
+fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad
 input, however malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows about
 linearly with the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
 """
@@ -27,7 +28,7 @@ from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.tools.artifacts import InputFileError, is_remote, resolve_input_file
 from hugginggraph.tools.llm_json import storable
-from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, TaskSpec, normalize_task_name
+from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, Modality, TaskSpec, normalize_task_name
 
 MAX_ID_DIGITS = 18
 """Task ids have at most this many digits: every id fits the 64-bit integers checkpoints store, and a longer
@@ -173,11 +174,14 @@ class _Checker:
         return args
 
     # --- the task against the plan ------------------------------------------------------------------------
-    def check_task(self, task: Task, ids: set[int]) -> Task:
-        """Unknown type, missing inputs, bad references and files; derive `dep` from the references."""
+    def check_task(
+        self, task: Task, ids: set[int], makes: Mapping[int, Modality], latest: Mapping[Modality, int]
+    ) -> Task:
+        """Unknown type, missing inputs, bad references and files; derive `dep` from the references. `makes` gives
+        what each task of the plan produces, `latest` the last task before this one that produces each kind."""
         if task.task not in self.tasks:
             self.doom(task.id, f"unknown task type {task.task!r}; the known ones are: {', '.join(self.tasks)}")
-        args = self._name_missing_input(task)
+        args = self._fit_references(task, self._name_missing_input(task), makes, latest)
         refs = references(args)
         if task.id in refs:
             self.doom(task.id, f"task {task.id} refers to its own output")
@@ -203,6 +207,38 @@ class _Checker:
             return {spec.inputs[0]: value}
         self.doom(task.id, f"task {task.id} ({task.task}) has no {' or '.join(spec.inputs)} argument")
         return dict(task.args)
+
+    def _fit_references(
+        self, task: Task, args: dict[str, str], makes: Mapping[int, Modality], latest: Mapping[Modality, int]
+    ) -> dict[str, str]:
+        """Arguments that are one `<GENERATED>-k` made to fit the task. Under a name the task does not take, the
+        reference is dropped: the task would not read it, yet would wait for task k and be skipped if k failed.
+        Where the task reads one kind and task k makes another (text where an image is read), the reference moves
+        to the last earlier task that makes the right kind, as a chain of steps means; with none, it is dropped
+        and the task doomed, so it fails with the reason at once rather than at run time after task k ran."""
+        spec = self.tasks.get(task.task)
+        fitted = dict(args)
+        for key, value in args.items():
+            match = REFERENCE.fullmatch(value.strip())
+            source = int(match.group(1)) if match else task.id
+            made = makes.get(source) if source != task.id else None  # a self-reference is doomed below
+            if spec is None or made is None or made == key:
+                continue
+            if key not in spec.inputs:
+                del fitted[key]
+                self.repair(
+                    f"task {task.id}: dropped {key!r} = task {source}'s output, which {task.task} does not take"
+                )
+            elif key in latest:
+                fitted[key] = f"<GENERATED>-{latest[key]}"
+                self.repair(f"task {task.id}: its {key} was task {source}'s output, {made}; took task {latest[key]}'s")
+            else:
+                del fitted[key]
+                self.doom(
+                    task.id,
+                    f"task {task.id} reads {key}, but task {source} makes {made} and no earlier task makes {key}",
+                )
+        return fitted
 
     def _resolve_files(self, task_id: int, args: dict[str, str]) -> dict[str, str]:
         """Media arguments become absolute paths inside the workspace. One that mixes a reference with other text
@@ -288,7 +324,13 @@ def check_plan(raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[s
     checker = _Checker(workspace, tasks)
     coerced = [task for i, item in enumerate(raw_plan) if (task := checker.coerce(i, item))]
     ids = {task.id for task in coerced}
-    checked = [checker.check_task(task, ids) for task in coerced]
+    makes = {task.id: tasks[task.task].output for task in coerced if task.task in tasks}
+    latest: dict[Modality, int] = {}
+    checked = []
+    for task in coerced:
+        checked.append(checker.check_task(task, ids, makes, latest))
+        if task.id in makes:
+            latest[makes[task.id]] = task.id
     checker.check.tasks = checker.order(checked)
     return checker.check
 

@@ -46,7 +46,7 @@ def test_an_input_file_swapped_for_a_symlink_leading_out_after_validation_is_ref
         resolve_inputs(task, {}, workspace)
 
 
-async def test_a_dependant_of_a_task_without_an_image_fails_with_that_reason(make_context, run_graph):
+async def test_a_task_reading_an_image_from_a_text_task_fails_with_that_reason(make_context, run_graph):
     from conftest import echo
 
     plan = [
@@ -55,8 +55,9 @@ async def test_a_dependant_of_a_task_without_an_image_fails_with_that_reason(mak
     ]
     context = make_context(plan, {"c": ("text-classification", echo()), "i": ("image-classification", echo())})
     out = await run_graph(context)
+    assert out["results"][0].status == "ok"
     assert out["results"][1].status == "failed"
-    assert "produced no image" in out["results"][1].error
+    assert "task 0 makes text and no earlier task makes image" in out["results"][1].error
 
 
 async def test_outputs_stay_in_the_artifacts_folder_whatever_the_thread_id(make_context, run_graph, tmp_path: Path):

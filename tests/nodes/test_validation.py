@@ -93,7 +93,7 @@ def test_missing_input_file_dooms_only_that_task(tmp_path: Path):
 
 def test_media_references_and_urls_are_not_files(tmp_path: Path):
     raw = [
-        item(0, "image-classification", image="https://example.org/cat.png"),
+        item(0, "image-to-image", image="https://example.org/cat.png", text="as a watercolour"),
         item(1, "image-classification", dep=[0], image="<node-0>"),
     ]
     check = check_plan(raw, tmp_path)
@@ -135,6 +135,36 @@ def test_an_oddly_named_single_argument_is_taken_as_the_input(tmp_path: Path):
 def test_a_task_without_its_input_is_doomed(tmp_path: Path):
     check = check_plan([{"task": "visual-question-answering", "id": 0, "args": {}}], tmp_path)
     assert "has no image or text argument" in check.doomed[0]
+
+
+def test_a_reference_under_a_name_the_task_does_not_take_is_dropped(tmp_path: Path):
+    raw = [item(0), item(1, "image-to-text", image="https://example.org/cat.png", audio="<GENERATED>-0")]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[1].args == {"image": "https://example.org/cat.png"}
+    assert check.tasks[1].dep == []  # it no longer waits for task 0, nor is skipped if task 0 fails
+    assert any("dropped 'audio' = task 0's output, which image-to-text does not take" in r for r in check.repairs)
+    assert check.doomed == {}
+
+
+def test_a_reference_of_the_wrong_kind_takes_the_last_earlier_task_of_the_right_kind(tmp_path: Path):
+    raw = [
+        item(0, "text-to-image", text="a red fox"),
+        item(1, "text-to-image", text="a blue fox"),
+        item(2, "image-to-text", dep=[1], image="<GENERATED>-1"),
+        item(3, "visual-question-answering", dep=[2], image="<GENERATED>-2", text="what colour is the fox?"),
+    ]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[3].args["image"] == "<GENERATED>-1"  # the caption (text) is not an image: the fox picture is
+    assert check.tasks[3].dep == [1, 2]  # the declared dependency stays; the reference adds the one it reads
+    assert any("task 3: its image was task 2's output, text; took task 1's" in r for r in check.repairs)
+    assert check.doomed == {}
+
+
+def test_a_reference_of_the_wrong_kind_with_no_earlier_fit_dooms_only_that_task(tmp_path: Path):
+    raw = [item(0), item(1, "text-to-speech", text="<GENERATED>-0"), item(2, "image-to-text", image="<GENERATED>-1")]
+    check = check_plan(raw, tmp_path)
+    assert check.doomed == {2: "task 2 reads image, but task 1 makes audio and no earlier task makes image"}
+    assert check.tasks[-1].args == {} and check.tasks[-1].dep == []  # it fails at once, not after task 1 ran
 
 
 @pytest.fixture
