@@ -195,18 +195,24 @@ class Planner:
         """
         demos = await self.demos(request)
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
-        draft = await self._ask(messages)
+        # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
+        draft = await self._revised(await self._ask(messages), request)
         problems = self._problems(draft)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
-            second = await self._ask([*messages, *fix])
+            second = await self._revised(await self._ask([*messages, *fix]), request)
             if (
                 second.error is None
                 and len(self._problems(second)) < len(problems)
                 and not plan_left_request(second.items, request)
             ):
-                draft = PlanDraft(second.items, fixed=True)
+                draft = replace(second, fixed=True)
+        return draft
+
+    async def _revised(self, draft: PlanDraft, request: str) -> PlanDraft:
+        """The draft with its task types put to the step vote and its words standing for earlier results wired to
+        them, as the aids say."""
         if self.aids.step_vote and self.aids.steps == "inline" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
             items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)

@@ -175,3 +175,16 @@ async def test_the_planner_wires_text_naming_an_earlier_result_unless_told_not_t
     )
     assert draft.rewired == rewired
     assert draft.items[1]["args"] == {"text": "<GENERATED>-0" if rewired else "the caption"}
+
+
+@pytest.mark.parametrize(("votes", "asked"), [({"caption the picture": "image-to-text"}, ["plan"]), ({}, ["plan"] * 2)])
+async def test_the_fix_pass_is_asked_only_about_what_the_vote_and_wiring_leave(votes, asked):
+    # Read as its one text input, the picture reaches summarization as text: a problem the vote's type mends.
+    plan = [
+        stepped("draw a red fox", "text-to-image", 0, text="a red fox"),
+        stepped("caption the picture", "summarization", 1, image="<GENERATED>-0"),
+    ]
+    llm = ScriptedChatModel(plan=plan)
+    draft = await Planner(llm, TASKS, PlanningAids(), VotingBank(votes)).draft("draw a red fox and caption it", [])
+    assert llm.calls == asked
+    assert draft.items[1]["task"] == ("image-to-text" if votes else "summarization")
