@@ -211,25 +211,28 @@ class _Checker:
     def _fit_references(
         self, task: Task, args: dict[str, str], makes: Mapping[int, Modality], latest: Mapping[Modality, int]
     ) -> dict[str, str]:
-        """Arguments that are one `<GENERATED>-k` made to fit the task. Under a name the task does not take, the
-        reference is dropped: the task would not read it, yet would wait for task k and be skipped if k failed.
-        Where the task reads one kind and task k makes another (text where an image is read), the reference moves
-        to the last earlier task that makes the right kind, as a chain of steps means; with none, it is dropped
-        and the task doomed, so it fails with the reason at once rather than at run time after task k ran."""
+        """Media arguments made to fit the task. One under a kind the task does not take (audio for image-editing)
+        is dropped: the task would never read it, yet a reference there made it wait for that task, and be skipped
+        if it failed, and a file there doomed it when missing. Where the task reads one kind and `<GENERATED>-k`
+        names a task that makes another (text where an image is read, or an image where text is read), the
+        reference moves to the last earlier task that makes the right kind, as a chain of steps means; with none,
+        it is dropped and the task doomed, so it fails with the reason at once rather than at run time after task k
+        ran. Other arguments (a question's context, a second sentence) are the runner's to read and stay."""
         spec = self.tasks.get(task.task)
+        if spec is None:
+            return args
         fitted = dict(args)
         for key, value in args.items():
+            if key in MEDIA_MODALITIES and key not in spec.inputs:
+                del fitted[key]
+                self.repair(f"task {task.id}: dropped its {key} {_preview(value)}: {task.task} does not read {key}")
+                continue
             match = REFERENCE.fullmatch(value.strip())
             source = int(match.group(1)) if match else task.id
             made = makes.get(source) if source != task.id else None  # a self-reference is doomed below
-            if spec is None or made is None or made == key:
+            if key not in spec.inputs or made is None or made == key:
                 continue
-            if key not in spec.inputs:
-                del fitted[key]
-                self.repair(
-                    f"task {task.id}: dropped {key!r} = task {source}'s output, which {task.task} does not take"
-                )
-            elif key in latest:
+            if key in latest:
                 fitted[key] = f"<GENERATED>-{latest[key]}"
                 self.repair(f"task {task.id}: its {key} was task {source}'s output, {made}; took task {latest[key]}'s")
             else:

@@ -137,13 +137,25 @@ def test_a_task_without_its_input_is_doomed(tmp_path: Path):
     assert "has no image or text argument" in check.doomed[0]
 
 
-def test_a_reference_under_a_name_the_task_does_not_take_is_dropped(tmp_path: Path):
-    raw = [item(0), item(1, "image-to-text", image="https://example.org/cat.png", audio="<GENERATED>-0")]
+def test_media_the_task_does_not_read_are_dropped(tmp_path: Path):
+    (tmp_path / "cat.png").write_bytes(b"png")
+    raw = [
+        item(0),
+        item(1, "image-to-text", image="cat.png", audio="<GENERATED>-0"),
+        item(2, "image-to-text", image="cat.png", video="missing.mp4", audio="<GENERATED>-2"),
+    ]
     check = check_plan(raw, tmp_path)
-    assert check.tasks[1].args == {"image": "https://example.org/cat.png"}
+    assert [task.args for task in check.tasks[1:]] == [{"image": str(tmp_path / "cat.png")}] * 2
     assert check.tasks[1].dep == []  # it no longer waits for task 0, nor is skipped if task 0 fails
-    assert any("dropped 'audio' = task 0's output, which image-to-text does not take" in r for r in check.repairs)
-    assert check.doomed == {}
+    assert "task 1: dropped its audio '<GENERATED>-0': image-to-text does not read audio" in check.repairs
+    assert check.doomed == {}  # neither for a file it would never open nor for its own output it would never read
+
+
+def test_other_arguments_the_runner_reads_keep_their_references(tmp_path: Path):
+    raw = [item(0), item(1, "question-answering", dep=[0], text="who won?", context="<GENERATED>-0")]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[1].args == {"text": "who won?", "context": "<GENERATED>-0"}
+    assert check.tasks[1].dep == [0] and check.repairs == [] and check.doomed == {}
 
 
 def test_a_reference_of_the_wrong_kind_takes_the_last_earlier_task_of_the_right_kind(tmp_path: Path):
