@@ -181,7 +181,7 @@ class _Checker:
         what each task of the plan produces, `latest` the last task before this one that produces each kind."""
         if task.task not in self.tasks:
             self.doom(task.id, f"unknown task type {task.task!r}; the known ones are: {', '.join(self.tasks)}")
-        args = self._fit_references(task, self._name_missing_input(task), makes, latest)
+        args = self._fit_inputs(task, self._name_missing_input(task), makes, latest)
         refs = references(args)
         if task.id in refs:
             self.doom(task.id, f"task {task.id} refers to its own output")
@@ -208,16 +208,16 @@ class _Checker:
         self.doom(task.id, f"task {task.id} ({task.task}) has no {' or '.join(spec.inputs)} argument")
         return dict(task.args)
 
-    def _fit_references(
+    def _fit_inputs(
         self, task: Task, args: dict[str, str], makes: Mapping[int, Modality], latest: Mapping[Modality, int]
     ) -> dict[str, str]:
-        """Media arguments made to fit the task. One under a kind the task does not take (audio for image-editing)
-        is dropped: the task would never read it, yet a reference there made it wait for that task, and be skipped
-        if it failed, and a file there doomed it when missing. Where the task reads one kind and `<GENERATED>-k`
-        names a task that makes another (text where an image is read, or an image where text is read), the
-        reference moves to the last earlier task that makes the right kind, as a chain of steps means; with none,
-        it is dropped and the task doomed, so it fails with the reason at once rather than at run time after task k
-        ran. Other arguments (a question's context, a second sentence) are the runner's to read and stay."""
+        """The arguments fitted to the kinds the task reads. A media argument of a kind it does not read (audio for
+        image-editing) is dropped: the task would never read it, yet a reference there made it wait for that task,
+        and be skipped if it failed, and a file there doomed it when missing. Where the task reads one kind and a
+        `<GENERATED>-k` names a task that makes another (text where an image is read, an image where text is read),
+        the reference moves to the last earlier task that makes the right kind, as a chain of steps means; with
+        none, it is dropped and the task doomed, so it fails with the reason at once rather than at run time after
+        task k ran. Other arguments (a question's context, a second sentence) are the runner's to read and stay."""
         spec = self.tasks.get(task.task)
         if spec is None:
             return args
