@@ -4,9 +4,9 @@ Whatever can be repaired is repaired and the repair recorded (a name in the wron
 a duplicate id, tasks listed out of order, a `<GENERATED>-k` of the wrong kind: text where an image is read). A
 task that cannot run (unknown type, a reference to a task that is not there or that makes the wrong kind, a
 missing input file or one outside the workspace, a dependency cycle) is kept and marked doomed with the reason: it
-fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad
-input, however malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows about
-linearly with the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
+fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad input, however
+malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows about linearly with
+the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
 """
 
 from __future__ import annotations
@@ -228,9 +228,11 @@ class _Checker:
                 self.repair(f"task {task.id}: dropped its {key} {_preview(value)}: {task.task} does not read {key}")
                 continue
             match = REFERENCE.fullmatch(value.strip())
-            source = int(match.group(1)) if match else task.id
-            made = makes.get(source) if source != task.id else None  # a self-reference is doomed below
-            if key not in spec.inputs or made is None or made == key:
+            source = int(match.group(1)) if match else None
+            if source is None or source == task.id or key not in spec.inputs:  # a self-reference is doomed below
+                continue
+            made = makes.get(source)
+            if made is None or made == key:
                 continue
             if key in latest:
                 fitted[key] = f"<GENERATED>-{latest[key]}"

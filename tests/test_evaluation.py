@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from hugginggraph.evaluation import EvalMismatch, EvalOptions, add_arguments, evaluate, run_command
 from hugginggraph.nodes.planning import MAX_PLANNED_TASKS
 from hugginggraph.testing import ScriptedChatModel
-from hugginggraph.tools.taskbench.evaluate import Prediction
+from hugginggraph.tools.taskbench.evaluate import Prediction, read_predictions
 from hugginggraph.tools.taskbench.records import load_records, split
 from hugginggraph.tools.taskbench.report import EvalReport
 
@@ -171,11 +171,8 @@ async def test_the_test_and_tune_parts_split_the_records(data, tmp_path):
     await evaluate(
         options(data, other_split, part="test", test_size=1, split_seed=1), ScriptedChatModel(plan=PLAN), "s", False
     )
-    assert planned_ids(reseeded) == planned_ids(other_split) == set(saved) - held_out
-
-
-def planned_ids(out: Path) -> set[str]:
-    return {Prediction.model_validate_json(line).id for line in (out / "predictions.jsonl").read_text().splitlines()}
+    planned = [set(read_predictions(out / "predictions.jsonl")) for out in (reseeded, other_split)]
+    assert planned[0] == planned[1] == set(saved) - held_out
 
 
 def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
