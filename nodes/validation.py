@@ -1,12 +1,12 @@
 """Stage 1b, plan validation and repair: the planner's raw JSON becomes a list of `Task`s in topological order.
 
-Whatever can be repaired is repaired and the repair recorded (a name in the wrong case, a missing `dep` entry,
-a duplicate id, tasks listed out of order, a `<GENERATED>-k` of the wrong kind: text where an image is read). A
-task that cannot run (unknown type, a reference to a task that is not there or that makes the wrong kind, a
-missing input file or one outside the workspace, a dependency cycle) is kept and marked doomed with the reason: it
-fails, its dependants are skipped, and every other task still runs. Nothing here raises on bad input, however
-malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows about linearly with
-the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
+Whatever can be repaired is repaired and the repair recorded (a name in the wrong case, a missing `dep` entry or one
+on a task whose output is not read, a duplicate id, tasks listed out of order, a `<GENERATED>-k` of the wrong kind:
+text where an image is read). A task that cannot run (unknown type, a reference to a task that is not there or that
+makes the wrong kind, a missing input file or one outside the workspace, a dependency cycle) is kept and marked
+doomed with the reason: it fails, its dependants are skipped, and every other task still runs. Nothing here raises
+on bad input, however malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows
+about linearly with the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
 """
 
 from __future__ import annotations
@@ -190,11 +190,14 @@ class _Checker:
         wanted = (refs & ids) - {task.id}  # not refs & (ids - ...), which would copy the plan's ids per task
         for dropped in [d for d in task.dep if d not in ids or d == task.id]:
             self.repair(f"task {task.id}: removed dependency on {dropped}, which is not another task of the plan")
-        declared = [d for d in task.dep if d in ids and d != task.id]
-        for added in sorted(wanted - set(declared)):
+        declared = {d for d in task.dep if d in ids and d != task.id}
+        for added in sorted(wanted - declared):
             self.repair(f"task {task.id}: added dependency on task {added}, whose output it uses")
-        dep = sorted(set(declared) | wanted)
-        return task.model_copy(update={"dep": dep, "args": self._resolve_files(task.id, args)})
+        # A task waits only for the outputs it reads: a dependency on anything else would only delay it, and skip it
+        # when that task fails, although it never needed its output.
+        for unused in sorted(declared - wanted):
+            self.repair(f"task {task.id}: removed dependency on task {unused}, whose output it does not use")
+        return task.model_copy(update={"dep": sorted(wanted), "args": self._resolve_files(task.id, args)})
 
     def _name_missing_input(self, task: Task) -> dict[str, str]:
         """A single argument under an unexpected name is taken as the task's one input, e.g. `sentence` → text."""

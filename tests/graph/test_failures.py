@@ -35,6 +35,17 @@ async def test_a_raising_task_fails_its_dependant_is_skipped_siblings_finish(mak
     assert out["answer"]
 
 
+async def test_a_task_that_only_declares_a_dependency_on_a_failing_task_still_runs(make_context, run_graph):
+    # The planner listed task 1 under "dep" of task 2, but task 2 reads none of its output: it is a sibling.
+    plan = [summarize(1, "boom"), classify(2, "hi", dep=[1])]
+    context = make_context(
+        plan, {"cls": ("text-classification", echo()), "sum": ("summarization", echo(fail=ValueError("bad input")))}
+    )
+    out = await run_graph(context)
+    assert statuses(out) == {1: "failed", 2: "ok"}
+    assert "task 2: removed dependency on task 1, whose output it does not use" in out["plan_repairs"]
+
+
 async def test_a_task_past_its_timeout_fails_without_cancelling_siblings(make_context, run_graph):
     plan = [classify(0), summarize(1, "slow")]
     context = make_context(

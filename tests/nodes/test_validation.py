@@ -23,9 +23,10 @@ def test_dependencies_are_derived_from_references(tmp_path: Path):
     raw = [item(0), item(1, "summarization", dep=[-1], text="<GENERATED>-0"), item(2, dep=[0, 7])]
     check = check_plan(raw, tmp_path)
     deps = {t.id: t.dep for t in check.tasks}
-    assert deps == {0: [], 1: [0], 2: [0]}
+    assert deps == {0: [], 1: [0], 2: []}
     assert any("added dependency on task 0" in r for r in check.repairs)
     assert any("removed dependency on 7" in r for r in check.repairs)
+    assert "task 2: removed dependency on task 0, whose output it does not use" in check.repairs
 
 
 def test_forward_reference_is_reordered_and_recorded(tmp_path: Path):
@@ -167,7 +168,7 @@ def test_a_reference_of_the_wrong_kind_takes_the_last_earlier_task_of_the_right_
     ]
     check = check_plan(raw, tmp_path)
     assert check.tasks[3].args["image"] == "<GENERATED>-1"  # the caption (text) is not an image: the fox picture is
-    assert check.tasks[3].dep == [1, 2]  # the declared dependency stays; the reference adds the one it reads
+    assert check.tasks[3].dep == [1]  # the dependency follows the reference: the caption is no longer read
     assert any("task 3: its image was task 2's output, text; took task 1's" in r for r in check.repairs)
     assert check.doomed == {}
 
