@@ -27,6 +27,7 @@ from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for, ll
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, StepsAid, context_of
 from hugginggraph.graph.state import GraphState, Mode
 from hugginggraph.nodes.back_references import wire_back_references
+from hugginggraph.nodes.step_vote import retype_by_steps
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
 from hugginggraph.tools.demo_bank import Demo, DemoBank
@@ -239,29 +240,6 @@ class Planner:
             return []
         doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
         return [reason for _, reason in sorted(doomed.items())]
-
-
-def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
-    """The plan with each task's type replaced by the one its step's nearest labelled steps clearly vote for, where
-    the task already has that type's media inputs (a missing text input is the step's own words, e.g. the question
-    for visual-question-answering); and how many tasks changed. Tasks without a step phrase keep their type."""
-    stepped = [
-        index
-        for index, item in enumerate(items)
-        if isinstance(item, dict) and isinstance(item.get("step"), str) and item["step"].strip()
-    ]
-    if not stepped:
-        return items, 0
-    revised, retyped = list(items), 0
-    for index, task in zip(stepped, bank.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
-        item = items[index]
-        args = item["args"] if isinstance(item.get("args"), dict) else {}
-        if task is None or task == item.get("task") or not set(tasks[task].inputs) - {"text"} <= set(args):
-            continue
-        inputs = {name: args.get(name, item["step"]) for name in tasks[task].inputs}
-        revised[index] = {**item, "task": task, "args": inputs}
-        retyped += 1
-    return revised, retyped
 
 
 _GROUNDED_SHARE = 0.5

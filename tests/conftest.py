@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,9 @@ from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkp
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.demo_bank import STEP_MAJORITY, DemoBank
 from hugginggraph.tools.runners.base import RunnerOutput
+from hugginggraph.tools.tasks import TaskSpec
 
 
 def echo(delay: float = 0.0, fail: Exception | None = None):
@@ -68,3 +70,25 @@ def run_graph(tmp_path: Path):
             return await graph.ainvoke({"request": request, **inputs}, config, context=context)
 
     return run
+
+
+class VotingBank(DemoBank):
+    """A demo bank whose step vote is a table: step phrase → the task type its labelled steps clearly vote for
+    (absent: no clear winner), and step phrase → the type they lean to without a clear majority (asked with
+    majority 0, as for a doubted task type)."""
+
+    def __init__(self, votes: dict[str, str], leanings: dict[str, str] | None = None) -> None:
+        super().__init__([], lambda: None)
+        self.votes = votes
+        self.leanings = leanings or {}
+
+    def tasks_for_steps(
+        self, steps: Sequence[str], tasks: Mapping[str, TaskSpec], majority: float = STEP_MAJORITY
+    ) -> list[str | None]:
+        table = self.votes if majority else {**self.votes, **self.leanings}
+        return [vote if (vote := table.get(step)) in tasks else None for step in steps]
+
+
+def stepped(step: str, task: str, task_id: int, **args: str) -> dict[str, Any]:
+    """A planned task with its step phrase, as the `steps` aid "inline" has the controller write it."""
+    return {"step": step, "task": task, "id": task_id, "dep": [-1], "args": args}

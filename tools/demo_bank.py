@@ -9,7 +9,9 @@ MiniLM the static demos (the bank's first ones) are used, and the reason is logg
 The bank's plans also label each step of a request with the task type it needs, and those labels vote on the
 task types a small controller names (`DemoBank.tasks_for_steps`): it says what a step is in words far better than
 it names the task for it. The long plans (four to six tasks, `prompts/planning_demos_long.json`) only vote: shown
-as demos, they lured requests into long chains of wrong tasks (docs/planning.md).
+as demos, they lured requests into long chains of wrong tasks (docs/planning.md). Labelled steps of the text
+tasks that small controllers most often mistake for others (question answering, word tagging, sentence similarity,
+conversation, text generation; `prompts/planning_step_labels.json`) only vote too.
 """
 
 from __future__ import annotations
@@ -59,13 +61,20 @@ class DemoBank:
     """Demos to show the planner: the first `count` (static), or the `count` nearest to a request (retrieved); and
     the steps of all its plans, labelled with their task types, to vote on the task types a plan names."""
 
-    def __init__(self, demos: Sequence[Demo], embed: Callable[[], Embed | None]) -> None:
+    def __init__(
+        self,
+        demos: Sequence[Demo],
+        embed: Callable[[], Embed | None],
+        labelled_steps: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """`labelled_steps` are more (step phrase, task type) pairs that vote, beside the steps of the demos' plans."""
         self.demos = list(demos)
         self._embed_factory = embed
         self._lock = threading.Lock()
         self._ready = False
         self._index: _Index | None = None
-        self._steps = [(step_words(s["step"]), s["task"]) for demo in self.demos for s in demo.plan if s.get("step")]
+        planned = [(s["step"], s["task"]) for demo in self.demos for s in demo.plan if s.get("step")]
+        self._steps = [(step_words(step), task) for step, task in [*planned, *labelled_steps]]
 
     def static(self, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
         return [demo for demo in self.demos if demo.shown and demo.uses_only(tasks)][:count]
@@ -81,26 +90,28 @@ class DemoBank:
         best = sorted(usable, key=lambda pair: pair[0], reverse=True)[:count]
         return [self.demos[i] for _, i in reversed(best)]
 
-    def tasks_for_steps(self, steps: Sequence[str], tasks: Mapping[str, TaskSpec]) -> list[str | None]:
-        """For each step phrase, the task type of `tasks` its nearest labelled steps vote for (weighted by
-        similarity), or None where no type wins `STEP_MAJORITY` of the vote or no embedder is available."""
+    def tasks_for_steps(
+        self, steps: Sequence[str], tasks: Mapping[str, TaskSpec], majority: float = STEP_MAJORITY
+    ) -> list[str | None]:
+        """For each step phrase, the task type of `tasks` its nearest labelled steps of those types vote for
+        (weighted by similarity), or None where no type wins `majority` of the vote or no embedder is available."""
         index = self._embedded()
         if index is None or not steps:
             return [None] * len(steps)
         usable = [i for i, (_, task) in enumerate(self._steps) if task in tasks]
         labels = [self._steps[i][1] for i in usable]
         similarities = _as_matrix(index.embed([step_words(step) for step in steps])) @ index.steps[usable].T
-        return [self._vote(list(zip(row.tolist(), labels, strict=True))) for row in similarities]
+        return [self._vote(list(zip(row.tolist(), labels, strict=True)), majority) for row in similarities]
 
     @staticmethod
-    def _vote(scored: list[tuple[float, str]]) -> str | None:
+    def _vote(scored: list[tuple[float, str]], majority: float) -> str | None:
         votes: dict[str, float] = {}
         for similarity, task in sorted(scored, reverse=True)[:STEP_NEIGHBOURS]:
             votes[task] = votes.get(task, 0.0) + similarity
         if not votes:
             return None
         winner = max(votes, key=lambda task: votes[task])
-        return winner if votes[winner] >= STEP_MAJORITY * sum(votes.values()) else None
+        return winner if votes[winner] >= majority * sum(votes.values()) else None
 
     def _embedded(self) -> _Index | None:
         """The bank embedded, or None without an embedder. Made on first use (one thread does it; the others
@@ -158,4 +169,5 @@ def default_demo_bank() -> DemoBank:
     """The project's demo bank with MiniLM retrieval: one per process, so the bank is embedded once."""
     demos = [Demo.model_validate(item) for item in load_json("planning_demos")]
     long_plans = [Demo.model_validate({**item, "shown": False}) for item in load_json("planning_demos_long")]
-    return DemoBank([*demos, *long_plans], minilm_embedder)
+    labelled = [(step, task) for task, steps in load_json("planning_step_labels").items() for step in steps]
+    return DemoBank([*demos, *long_plans], minilm_embedder, labelled)

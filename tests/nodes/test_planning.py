@@ -2,10 +2,10 @@
 the vote of the demo bank's labelled steps on the task types it names."""
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from conftest import VotingBank, stepped
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
@@ -16,11 +16,10 @@ from hugginggraph.nodes.planning import (
     plan_items,
     plan_schema,
     planning_messages,
-    retype_by_steps,
 )
 from hugginggraph.testing import ScriptedChatModel
-from hugginggraph.tools.demo_bank import DemoBank, default_demo_bank
-from hugginggraph.tools.tasks import TASKS, TaskSpec
+from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.tasks import TASKS
 
 
 def test_prompt_lists_every_task_then_demos_history_and_request():
@@ -110,46 +109,7 @@ async def test_structured_output_is_used_when_the_model_has_it(make_context, run
     assert "plan" not in llm.calls  # the plain-text path was never taken
 
 
-class VotingBank(DemoBank):
-    """A demo bank whose step vote is a table: step phrase → task type (None or absent: no clear winner)."""
-
-    def __init__(self, votes: dict[str, str | None]) -> None:
-        super().__init__([], lambda: None)
-        self.votes = votes
-
-    def tasks_for_steps(self, steps: Sequence[str], tasks: Mapping[str, TaskSpec]) -> list[str | None]:
-        return [self.votes.get(step) for step in steps]
-
-
-def stepped(step: str, task: str, task_id: int, **args: str) -> dict[str, Any]:
-    return {"step": step, "task": task, "id": task_id, "dep": [-1], "args": args}
-
-
 ASK = "what colour is the car in car.jpg?"
-
-
-def test_a_voted_task_type_replaces_the_controllers_and_a_missing_text_input_is_the_step():
-    plan = [stepped(ASK, "image-to-text", 0, image="car.jpg"), stepped("say it", "text-to-speech", 1, text="hi")]
-    revised, retyped = retype_by_steps(plan, VotingBank({ASK: "visual-question-answering"}), TASKS)
-    assert retyped == 1
-    assert revised[0] == {**plan[0], "task": "visual-question-answering", "args": {"image": "car.jpg", "text": ASK}}
-    assert revised[1] is plan[1]
-
-
-def test_a_vote_for_a_type_whose_media_the_task_lacks_is_ignored():
-    plan = [stepped("describe the poem", "summarization", 0, text="a poem")]
-    assert retype_by_steps(plan, VotingBank({"describe the poem": "image-to-text"}), TASKS) == (plan, 0)
-
-
-def test_media_inputs_the_new_type_does_not_take_are_dropped():
-    plan = [stepped("caption it", "visual-question-answering", 0, image="car.jpg", text="caption it")]
-    revised, _ = retype_by_steps(plan, VotingBank({"caption it": "image-to-text"}), TASKS)
-    assert revised[0]["args"] == {"image": "car.jpg"}
-
-
-def test_tasks_without_a_step_phrase_are_left_alone():
-    plan = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "car.jpg"}}, "not a task"]
-    assert retype_by_steps(plan, VotingBank({}), TASKS) == (plan, 0)
 
 
 @pytest.mark.parametrize(

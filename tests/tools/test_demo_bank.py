@@ -52,6 +52,18 @@ def test_without_a_clear_majority_the_controllers_choice_stands():
     assert even.tasks_for_steps(["read it and translate it"], TASKS) == [None]
 
 
+def test_asked_with_no_majority_the_leading_type_wins():
+    close = bank(demo("x", ("read it aloud", "text-to-speech"), ("translate it", "translation")))
+    assert close.tasks_for_steps(["read it and translate it"], TASKS) == [None]  # 55% of the vote
+    assert close.tasks_for_steps(["read it and translate it"], TASKS, majority=0.0) == ["translation"]
+
+
+def test_labelled_steps_vote_beside_the_demos_steps():
+    labelled = DemoBank([TRANSLATE], lambda: word_vectors, [("read it aloud", "text-to-speech")])
+    assert labelled.tasks_for_steps(["read the summary aloud"], TASKS) == ["text-to-speech"]
+    assert labelled.static(5, TASKS) == [TRANSLATE]  # a labelled step is no demo
+
+
 def test_only_task_types_the_planner_may_use_vote():
     without_speech = {task: spec for task, spec in TASKS.items() if task != "text-to-speech"}
     assert bank(SPEAK, TRANSLATE).tasks_for_steps(["read it aloud"], without_speech) == ["translation"]
