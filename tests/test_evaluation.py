@@ -121,6 +121,11 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
     assert "| overall | 2 | 85.7 | 66.7 | 85.7 | 85.7 |" in summary
     assert "| dag | 0 |" in summary  # a row without scores
     assert "| *GPT-4 (published)* | | 81.5 | 54.7 | 77.3 | 60.9 |" in summary
+    # Record 1's plan adds text-to-speech and a link; record 2's is the truth: 3 task types of 4 right, 1 link of 2.
+    assert report.counts["overall"] == {"tasks": [3, 1, 0], "links": [1, 1, 0]}
+    assert "| overall | 3 | 4 | 3 | 1 | 2 | 1 |" in summary
+    assert "the plans lack, most often: none." in summary
+    assert "where the truth has none, most often: text-to-speech (1)." in summary
     assert (out / "scores.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 

@@ -121,6 +121,12 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         retyped_tasks=sum(prediction.retyped for prediction in made),
         rewired_tasks=sum(prediction.rewired for prediction in made),
         seconds_per_request=sum(prediction.seconds for prediction in made) / max(len(made), 1),
+        counts={
+            group: {"tasks": counts.nodes.as_list(), "links": counts.links.as_list()}
+            for group, counts in scores.items()
+        },
+        missed_tasks=dict(scores["overall"].missed_tasks.most_common()),
+        extra_tasks=dict(scores["overall"].extra_tasks.most_common()),
     )
     (options.out / "scores.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     (options.out / "summary.md").write_text(markdown(report), encoding="utf-8")

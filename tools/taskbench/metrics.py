@@ -20,6 +20,7 @@ reference to a node that does not exist links nothing and counts as an argument 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,9 @@ class Counts:
         denominator = 2 * self.tp + self.fp + self.fn
         return 2 * self.tp / denominator if denominator else None
 
+    def as_list(self) -> list[int]:
+        return [self.tp, self.fp, self.fn]
+
 
 @dataclass
 class PlanScores:
@@ -113,9 +117,16 @@ class PlanScores:
     arg_names: Counts = field(default_factory=Counts)
     arg_values: Counts = field(default_factory=Counts)
     records: int = 0
+    missed_tasks: Counter[str] = field(default_factory=Counter)
+    """Task type → records whose truth has it and whose plan does not."""
+    extra_tasks: Counter[str] = field(default_factory=Counter)
+    """Task type → records whose plan has it and whose truth does not."""
 
     def add(self, truth: PlanSets, predicted: PlanSets, tools: frozenset[str]) -> None:
-        self.nodes.add(truth.nodes & tools, predicted.nodes & tools)
+        truth_nodes, predicted_nodes = truth.nodes & tools, predicted.nodes & tools
+        self.nodes.add(truth_nodes, predicted_nodes)
+        self.missed_tasks.update(truth_nodes - predicted_nodes)
+        self.extra_tasks.update(predicted_nodes - truth_nodes)
         self.links.add(truth.links, predicted.links)
         self.arg_names.add(truth.arg_names, predicted.arg_names)
         self.arg_values.add(truth.arg_values, predicted.arg_values)

@@ -35,6 +35,17 @@ class EvalReport(BaseModel):
     rewired_tasks: int = 0
     """Tasks whose literal text was wired to an earlier result (`PlanningAids.back_references`)."""
     seconds_per_request: float
+    counts: dict[str, dict[str, list[int]]] = {}
+    """Group → "tasks" and "links" → [right, drawn where the truth has none, in the truth but not drawn]: the
+    micro-averaged counts behind n-F1 and e-F1 (task types and links counted once per record)."""
+    missed_tasks: dict[str, int] = {}
+    """Over all records, task type → records whose truth has it and whose plan does not; most first."""
+    extra_tasks: dict[str, int] = {}
+    """Over all records, task type → records whose plan has it and whose truth does not; most first."""
+
+
+_LISTED_TYPES = 8
+"""How many of the most missed and most wrongly planned task types the summary names."""
 
 
 def _cell(value: float | None) -> str:
@@ -65,8 +76,42 @@ def markdown(report: EvalReport) -> str:
         f"Tasks wired to an earlier result: {report.rewired_tasks}. "
         f"Seconds per request: {report.seconds_per_request:.1f}.",
         "",
+        *_differences(report),
     ]
     return "\n".join(lines)
+
+
+def _differences(report: EvalReport) -> list[str]:
+    """Where the plans differ from the truth: the counts behind n-F1 and e-F1, and the task types missed or planned
+    wrongly most often."""
+    if not report.counts:
+        return []
+    lines = [
+        "## Where the plans differ from the truth",
+        "",
+        "Task types and links counted once per record.",
+        "",
+        "| group | task types in truth | planned | right | links in truth | drawn | right |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for group, counts in report.counts.items():
+        (task_tp, task_fp, task_fn), (link_tp, link_fp, link_fn) = counts["tasks"], counts["links"]
+        lines.append(
+            f"| {group} | {task_tp + task_fn} | {task_tp + task_fp} | {task_tp} "
+            f"| {link_tp + link_fn} | {link_tp + link_fp} | {link_tp} |"
+        )
+    lines += [
+        "",
+        f"Task types the truth has and the plans lack, most often: {_most(report.missed_tasks)}.",
+        f"Task types the plans name where the truth has none, most often: {_most(report.extra_tasks)}.",
+        "",
+    ]
+    return lines
+
+
+def _most(counts: dict[str, int]) -> str:
+    listed = sorted(counts.items(), key=lambda item: -item[1])[:_LISTED_TYPES]
+    return ", ".join(f"{task} ({count})" for task, count in listed) or "none"
 
 
 def plot(report: EvalReport, path: Path) -> Path:

@@ -194,3 +194,14 @@ def test_micro_averaging_over_records_is_not_the_mean_of_their_f1s():
     for truth, predicted in (record_a, record_b):
         total.add(plan_sets(truth, OUTPUT_TYPES), plan_sets(predicted, OUTPUT_TYPES), TOOLS)
     assert (total.nodes.tp, total.nodes.fp, total.nodes.fn, total.records) == (2, 0, 2, 2)
+
+
+def test_task_types_missed_and_planned_where_the_truth_has_none_are_counted_per_record():
+    total = PlanScores()
+    truth = [node("Image-to-Text", "photo.jpg"), node("Translation", "<node-0>"), node("Crystal Ball", "x")]
+    for predicted in ([node("Image-to-Text", "photo.jpg"), node("Text-to-Speech", "<node-0>")], []):
+        total.add(sets(*truth), sets(*predicted), TOOLS)
+    # Unknown tools ("crystal-ball") count on neither side, as for n-F1; a type counts once per record.
+    assert total.missed_tasks == {"translation": 2, "image-to-text": 1}
+    assert total.extra_tasks == {"text-to-speech": 1}
+    assert (total.nodes.as_list(), total.links.as_list()) == ([1, 1, 3], [0, 1, 2])
