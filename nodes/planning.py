@@ -9,10 +9,11 @@ the graph does. What helps a controller plan (demos, modalities, a constrained s
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -163,6 +164,12 @@ class PlanDraft:
     """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
     rewired: int = 0
     """Tasks whose literal text now reads an earlier result (`PlanningAids.back_references`)."""
+    prompt_key: str | None = None
+    """`prompt_key` of the first call, and the controller's reply to it as it came, before any revision: an
+    evaluation saves both, so that a later one can replay the reply (`Planner.saved_replies`)."""
+    first_reply: list[Any] | None = None
+    replayed: bool = False
+    """The first reply came from `Planner.saved_replies`, not from the controller."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,10 @@ class Planner:
     demo_bank: DemoBank
     workspace: Path | None = None
     """Where input files are looked for when checking a plan for the fix pass; None skips that check."""
+    saved_replies: Mapping[str, list[Any]] = field(default_factory=dict)
+    """First replies of an earlier evaluation with the same controller, by `prompt_key`. A first call whose prompt
+    has a saved reply is answered with it: under greedy decoding the controller would give the same reply, so an
+    evaluation of what comes after it (the vote, the wiring, validation, the fix pass) takes minutes, not hours."""
 
     @classmethod
     def from_context(cls, context: HuggingGraphContext) -> Planner:
@@ -196,8 +207,11 @@ class Planner:
         """
         demos = await self.demos(request)
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
+        key = prompt_key(messages, self._schema())
+        saved = self.saved_replies.get(key)
+        first = PlanDraft(saved) if saved is not None else await self._ask(messages)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
-        draft = await self._revised(await self._ask(messages), request)
+        draft = await self._revised(first, request)
         problems = self._problems(draft)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
@@ -209,7 +223,8 @@ class Planner:
                 and not plan_left_request(second.items, request)
             ):
                 draft = replace(second, fixed=True)
-        return draft
+        reply = None if first.error else first.items
+        return replace(draft, prompt_key=key, first_reply=reply, replayed=saved is not None)
 
     async def _revised(self, draft: PlanDraft, request: str) -> PlanDraft:
         """The draft with its task types put to the step vote and its words standing for earlier results wired to
@@ -223,9 +238,11 @@ class Planner:
             draft = replace(draft, items=items, rewired=rewired)
         return draft
 
+    def _schema(self) -> type[PlanOutput]:
+        return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
+
     async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
-        schema = plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
-        reply = await ask_json(self.llm, messages, schema)
+        reply = await ask_json(self.llm, messages, self._schema())
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
             return PlanDraft(storable([task.model_dump(exclude_none=True) for task in reply.parsed.tasks]))
@@ -240,6 +257,13 @@ class Planner:
             return []
         doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
         return [reason for _, reason in sorted(doomed.items())]
+
+
+def prompt_key(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:
+    """A digest of everything a planning call shows the controller: each message's role and text, and the reply's
+    schema. Equal keys mean the same question."""
+    shown = [[message.type, message.text] for message in messages] + [schema.model_json_schema()]
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
 
 
 _GROUNDED_SHARE = 0.5

@@ -129,6 +129,21 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
     assert (out / "scores.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
+async def test_first_replies_of_an_earlier_evaluation_are_replayed_and_only_for_the_same_controller(data, tmp_path):
+    first = await evaluate(options(data, tmp_path / "first"), ScriptedChatModel(plan=PLAN), "scripted", progress=False)
+    assert first.replayed_replies == 0
+
+    replaying = ScriptedChatModel(plan=[])  # would plan nothing, were it asked
+    again = options(data, tmp_path / "again", replies_from=tmp_path / "first")
+    report = await evaluate(again, replaying, "scripted", progress=False)
+    assert replaying.calls == [] and report.replayed_replies == 2
+    assert_scores(report)
+    assert "First replies replayed from an earlier evaluation: 2." in (tmp_path / "again" / "summary.md").read_text()
+
+    with pytest.raises(EvalMismatch, match="holds replies of scripted, not other"):
+        await evaluate(options(data, tmp_path / "other", replies_from=tmp_path / "first"), replaying, "other")
+
+
 async def test_a_second_run_resumes_whatever_records_it_scores_and_other_planning_options_are_refused(data, tmp_path):
     out = tmp_path / "results"
     await evaluate(options(data, out, limit=1), ScriptedChatModel(plan=PLAN), "scripted", progress=False)

@@ -12,7 +12,7 @@ import asyncio
 import json
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from hugginggraph.graph.context import PlanningAids, StepsAid
 from hugginggraph.nodes.planning import Planner
 from hugginggraph.tools.demo_bank import default_demo_bank
-from hugginggraph.tools.taskbench.evaluate import plan_records, score
+from hugginggraph.tools.taskbench.evaluate import plan_records, saved_replies, score
 from hugginggraph.tools.taskbench.records import (
     TaskBenchRecord,
     load_records,
@@ -62,6 +62,10 @@ class EvalOptions(BaseModel):
     back_references: bool = PlanningAids.back_references
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
+    replies_from: Path | None = None
+    """An earlier evaluation's folder, made with the same controller: a first planning call whose prompt it saved a
+    reply to is answered with that reply (greedy decoding would give the same), so changes after the controller's
+    first reply are measured in minutes. Plans do not depend on it, so it may differ between resumed runs."""
 
     @property
     def aids(self) -> PlanningAids:
@@ -104,7 +108,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
     tool_desc = options.tool_desc()
     tasks = tool_registry(tool_desc) if tool_desc else TASKS
     output_types = tool_output_types(tool_desc) if tool_desc else {t: spec.output for t, spec in TASKS.items()}
-    planner = Planner(llm, tasks, options.aids, default_demo_bank())
+    planner = Planner(llm, tasks, options.aids, default_demo_bank(), saved_replies=_replies(options, model))
     predictions = await plan_records(planner, records, options.out / "predictions.jsonl", options.repair, progress)
     made = [predictions[record.id] for record in records]
     scores = score(records, predictions, output_types)
@@ -120,6 +124,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         fixed_plans=sum(prediction.fixed for prediction in made),
         retyped_tasks=sum(prediction.retyped for prediction in made),
         rewired_tasks=sum(prediction.rewired for prediction in made),
+        replayed_replies=sum(prediction.replayed for prediction in made),
         seconds_per_request=sum(prediction.seconds for prediction in made) / max(len(made), 1),
         counts={
             group: {"tasks": counts.nodes.as_list(), "links": counts.links.as_list()}
@@ -132,6 +137,17 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
     (options.out / "summary.md").write_text(markdown(report), encoding="utf-8")
     plot(report, options.out / "scores.png")
     return report
+
+
+def _replies(options: EvalOptions, model: str) -> dict[str, list[Any]]:
+    """The first replies saved in `options.replies_from`, refused if another controller made them."""
+    if options.replies_from is None:
+        return {}
+    saved = options.replies_from / "options.json"
+    made_by = json.loads(saved.read_text(encoding="utf-8")).get("model") if saved.is_file() else None
+    if made_by != model:
+        raise EvalMismatch(f"{options.replies_from} holds replies of {made_by or 'an unknown controller'}, not {model}")
+    return saved_replies(options.replies_from / "predictions.jsonl")
 
 
 def _describe_sample(options: EvalOptions) -> str:
@@ -159,6 +175,11 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--limit", type=int, help="only the first N records (of the sample)")
     command.add_argument("--tools", type=Path, help="the benchmark's tool_desc.json (default: beside --data)")
+    command.add_argument(
+        "--replies-from",
+        type=Path,
+        help="an earlier evaluation's folder (same controller): first planning calls it answered are replayed",
+    )
     command.add_argument(
         "--demos", choices=("none", "static", "retrieved"), default=PlanningAids.demos, help="few-shot demos to show"
     )

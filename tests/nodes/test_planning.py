@@ -148,3 +148,19 @@ async def test_the_fix_pass_is_asked_only_about_what_the_vote_and_wiring_leave(v
     draft = await Planner(llm, TASKS, PlanningAids(), VotingBank(votes)).draft("draw a red fox and caption it", [])
     assert llm.calls == asked
     assert draft.items[1]["task"] == ("image-to-text" if votes else "summarization")
+
+
+async def test_a_saved_reply_to_the_same_prompt_answers_the_first_call_and_the_reply_is_kept():
+    plan = [stepped("caption car.jpg", "image-to-text", 0, image="car.jpg")]
+    aids = PlanningAids(demos="static")
+    asked = await Planner(ScriptedChatModel(plan=plan), TASKS, aids, VotingBank({})).draft("caption car.jpg", [])
+    assert asked.first_reply == plan and asked.prompt_key and not asked.replayed
+
+    llm = ScriptedChatModel(plan=[])
+    saved = {asked.prompt_key: plan}
+    replayed = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption car.jpg", [])
+    assert llm.calls == [] and replayed.replayed
+    assert (replayed.items, replayed.first_reply, replayed.prompt_key) == (plan, plan, asked.prompt_key)
+
+    other = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption bus.jpg", [])
+    assert llm.calls == ["plan"] and not other.replayed and other.prompt_key != asked.prompt_key

@@ -42,6 +42,12 @@ class Prediction(BaseModel):
     retyped: int = 0
     rewired: int = 0
     seconds: float = 0.0
+    prompt_key: str | None = None
+    """The first planning call's `nodes.planning.prompt_key`, and the controller's reply to it, before any revision:
+    what a later evaluation can replay (`Planner.saved_replies`)."""
+    first_reply: list[Any] | None = None
+    replayed: bool = False
+    """The first reply was replayed from an earlier evaluation rather than asked."""
 
 
 @contextmanager
@@ -90,7 +96,19 @@ async def predict(planner: Planner, record: TaskBenchRecord, repair: bool = True
         retyped=draft.retyped,
         rewired=draft.rewired,
         seconds=seconds,
+        prompt_key=draft.prompt_key,
+        first_reply=draft.first_reply,
+        replayed=draft.replayed,
     )
+
+
+def saved_replies(path: Path) -> dict[str, list[Any]]:
+    """The first replies saved at `path` (a predictions file), by prompt key."""
+    return {
+        prediction.prompt_key: prediction.first_reply
+        for prediction in read_predictions(path).values()
+        if prediction.prompt_key is not None and prediction.first_reply is not None
+    }
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:

@@ -34,6 +34,8 @@ class EvalReport(BaseModel):
     """Tasks whose type the step vote changed (`PlanningAids.step_vote`)."""
     rewired_tasks: int = 0
     """Tasks whose literal text was wired to an earlier result (`PlanningAids.back_references`)."""
+    replayed_replies: int = 0
+    """Records whose first controller reply was replayed from an earlier evaluation (`--replies-from`)."""
     seconds_per_request: float
     counts: dict[str, dict[str, list[int]]] = {}
     """Group → "tasks" and "links" → [right, drawn where the truth has none, in the truth but not drawn]: the
@@ -74,6 +76,7 @@ def markdown(report: EvalReport) -> str:
         f"Parse failures: {report.parse_failures} ({failure_rate:.1f}%), scored as empty plans. "
         f"Plans fixed by a second pass: {report.fixed_plans}. Tasks re-typed by the step vote: {report.retyped_tasks}. "
         f"Tasks wired to an earlier result: {report.rewired_tasks}. "
+        f"First replies replayed from an earlier evaluation: {report.replayed_replies}. "
         f"Seconds per request: {report.seconds_per_request:.1f}.",
         "",
         *_differences(report),
