@@ -92,10 +92,19 @@ _PLANNING_OPTIONS = {"tools", "repair", *(aid.name for aid in fields(PlanningAid
 """What a saved prediction depends on (with the model); which records are scored does not matter."""
 
 
+_OPTIONS_FILE = "options.json"
+"""In an evaluation's folder: the model and planning options its predictions were made with."""
+
+
+def _saved_options(folder: Path) -> dict[str, Any] | None:
+    saved = folder / _OPTIONS_FILE
+    return json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else None
+
+
 def _check_resumable(options: EvalOptions, model: str) -> None:
-    saved = options.out / "options.json"
+    saved = options.out / _OPTIONS_FILE
     current = {"model": model, **json.loads(options.model_dump_json(include=_PLANNING_OPTIONS))}
-    if saved.is_file() and json.loads(saved.read_text(encoding="utf-8")) != current:
+    if _saved_options(options.out) not in (None, current):
         raise EvalMismatch(f"{options.out} holds predictions made with other options ({saved}): use another --out")
     options.out.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(current, indent=1), encoding="utf-8")
@@ -143,8 +152,7 @@ def _replies(options: EvalOptions, model: str) -> dict[str, list[Any]]:
     """The first replies saved in `options.replies_from`, refused if another controller made them."""
     if options.replies_from is None:
         return {}
-    saved = options.replies_from / "options.json"
-    made_by = json.loads(saved.read_text(encoding="utf-8")).get("model") if saved.is_file() else None
+    made_by = (_saved_options(options.replies_from) or {}).get("model")
     if made_by != model:
         raise EvalMismatch(f"{options.replies_from} holds replies of {made_by or 'an unknown controller'}, not {model}")
     return saved_replies(options.replies_from / "predictions.jsonl")
