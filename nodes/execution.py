@@ -35,7 +35,7 @@ from hugginggraph.graph.checkpoint import checkpoint_serializer
 from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
 from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, TaskStatus
 from hugginggraph.nodes.validation import REFERENCE
-from hugginggraph.tools.artifacts import ArtifactStore, is_remote, resolve_input_file, run_folder
+from hugginggraph.tools.artifacts import ArtifactStore, is_remote, read_text_file, resolve_input_file, run_folder
 from hugginggraph.tools.call_journal import CallJournal
 from hugginggraph.tools.catalog import CatalogUnavailable
 from hugginggraph.tools.runners.base import ModelLoadError, checked_output
@@ -50,7 +50,8 @@ class MissingInput(Exception):
 
 def resolve_inputs(task: Task, done: dict[int, TaskResult], workspace: Path) -> dict[str, str]:
     """The task's arguments with each `<GENERATED>-k` replaced by task k's output: for a media argument, the
-    path of k's first artifact of that kind; for text, k's text output (spliced into the surrounding text).
+    path of k's first artifact of that kind; for text, k's text output (spliced into the surrounding text). Text
+    that is only the name of a text file in the workspace is that file's contents (`read_text_file`).
 
     A media file is resolved in the workspace again, as validation did (raising InputFileError): the plan may come
     from a checkpoint written under other rules, and the file may have been swapped for a symlink leading out."""
@@ -64,6 +65,8 @@ def resolve_inputs(task: Task, done: dict[int, TaskResult], workspace: Path) -> 
             inputs[key] = artifact.path
         elif key in MEDIA_MODALITIES and not is_remote(value):
             inputs[key] = str(resolve_input_file(value, workspace))
+        elif key not in MEDIA_MODALITIES and (contents := read_text_file(value, workspace)) is not None:
+            inputs[key] = contents
         else:
             inputs[key] = REFERENCE.sub(lambda m: done[int(m.group(1))].text or "", value)
     return inputs
@@ -241,7 +244,8 @@ async def run_task_once(
     try:
         if choice is None:
             raise MissingInput("no model was chosen for this task")
-        inputs = resolve_inputs(task, done, context.workspace)
+        # Reads files (text files whole): off the event loop, which a server shares with other runs.
+        inputs = await asyncio.to_thread(resolve_inputs, task, done, context.workspace)
         if (recorded := await journal.recorded(call_key(task, choice, inputs))) is not None:
             return recorded
         async with gate.slot() as late:

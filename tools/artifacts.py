@@ -85,6 +85,32 @@ class InputFileError(ValueError):
     """An input file a plan names cannot be used: it is missing, or it lies outside the workspace."""
 
 
+_TEXT_FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.(?:txt|md)", re.IGNORECASE)
+MAX_TEXT_FILE_BYTES = 1 << 20
+"""The largest text file read into an argument: far beyond what any text model's context takes, yet small enough
+that a mistaken name (a log file) cannot fill the run's state and checkpoints."""
+
+
+def read_text_file(value: str, workspace: Path) -> str | None:
+    """The contents of the text file a text argument names, when the whole argument is one file name: a user who
+    asks to "summarize notes.txt" means its words, not its name. None for any other text.
+
+    Raises InputFileError when the file is missing, outside the workspace, over `MAX_TEXT_FILE_BYTES` or not
+    UTF-8 text.
+    """
+    if not _TEXT_FILE_NAME.fullmatch(value.strip()):
+        return None
+    path = resolve_input_file(value.strip(), workspace)
+    if (size := path.stat().st_size) > MAX_TEXT_FILE_BYTES:
+        raise InputFileError(
+            f"input file {value!r} is {size:,} bytes; text files are read up to {MAX_TEXT_FILE_BYTES:,}"
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputFileError(f"input file {value!r} is not UTF-8 text") from None
+
+
 def resolve_input_file(value: str, workspace: Path) -> Path:
     """The existing file an argument names, as an absolute path with `..` and symlinks resolved: relative to
     `workspace`, or absolute, and in both cases inside it.

@@ -46,6 +46,29 @@ def test_an_input_file_swapped_for_a_symlink_leading_out_after_validation_is_ref
         resolve_inputs(task, {}, workspace)
 
 
+def test_text_naming_a_text_file_in_the_workspace_is_its_contents(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("Ship on Friday.", encoding="utf-8")
+    task = Task(id=0, task="summarization", args={"text": "notes.txt"})
+    assert resolve_inputs(task, {}, tmp_path) == {"text": "Ship on Friday."}
+
+
+async def test_a_model_reads_a_named_text_file_and_one_no_one_gave_fails_only_its_task(
+    make_context, run_graph, tmp_path: Path
+):
+    from conftest import echo
+
+    (tmp_path / "notes.txt").write_text("Ship on Friday.", encoding="utf-8")
+    plan = [
+        {"task": "summarization", "id": 0, "args": {"text": "notes.txt"}},
+        {"task": "summarization", "id": 1, "args": {"text": "minutes.txt"}},
+    ]
+    context = make_context(plan, {"s": ("summarization", echo())})
+    results = (await run_graph(context))["results"]
+    read, missing = results[0], results[1]
+    assert read.status == "ok" and read.text == "s(Ship on Friday.)"
+    assert missing.status == "failed" and "input file 'minutes.txt' not found" in missing.error
+
+
 async def test_a_task_reading_an_image_from_a_text_task_fails_with_that_reason(make_context, run_graph):
     from conftest import echo
 

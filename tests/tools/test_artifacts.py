@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from hugginggraph.tools.artifacts import ArtifactStore, InputFileError, resolve_input_file, run_folder
+from hugginggraph.tools.artifacts import (
+    MAX_TEXT_FILE_BYTES,
+    ArtifactStore,
+    InputFileError,
+    read_text_file,
+    resolve_input_file,
+    run_folder,
+)
 
 
 @pytest.fixture
@@ -58,3 +65,32 @@ def test_plain_thread_ids_keep_their_name_and_odd_ones_stay_apart(tmp_path: Path
 def test_an_artifact_suffix_cannot_leave_the_run_folder(suffix, tmp_path: Path):
     with pytest.raises(ValueError, match="an artifact suffix is a dot and letters or digits"):
         ArtifactStore(tmp_path, 0).save_bytes(b"data", suffix, "audio")
+
+
+@pytest.mark.parametrize("value", ["notes.txt", " notes.txt ", "./sub/notes.md", "WORKSPACE/notes.txt"])
+def test_text_that_names_a_text_file_is_read_as_its_contents(value, workspace: Path):
+    (workspace / "notes.txt").write_text("Ship on Friday.", encoding="utf-8")
+    (workspace / "sub" / "notes.md").write_text("Ship on Friday.", encoding="utf-8")
+    assert read_text_file(value.replace("WORKSPACE", str(workspace)), workspace) == "Ship on Friday."
+
+
+@pytest.mark.parametrize("value", ["Summarize notes.txt", "notes", "cat.png", "<GENERATED>-0", "a.txt b.txt"])
+def test_other_text_is_not_a_file_name(value, workspace: Path):
+    assert read_text_file(value, workspace) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "contents", "problem"),
+    [
+        ("missing.txt", None, "not found"),
+        ("../secret.txt", None, "outside the workspace"),
+        ("outer-link.txt", None, "outside the workspace"),
+        ("big.txt", b"x" * (MAX_TEXT_FILE_BYTES + 1), "text files are read up to"),
+        ("latin.txt", "café".encode("latin-1"), "not UTF-8 text"),
+    ],
+)
+def test_unusable_text_files_are_clear_errors(name, contents, problem, workspace: Path):
+    if contents is not None:
+        (workspace / name).write_bytes(contents)
+    with pytest.raises(InputFileError, match=problem):
+        read_text_file(name, workspace)
