@@ -201,7 +201,9 @@ class Planner:
 
     async def draft(self, request: str, files: Sequence[str], history: Sequence[BaseMessage] = ()) -> PlanDraft:
         """A raw plan for the request; with `fix_pass`, a second one when the first has tasks that cannot run and
-        the run's LLM budget, if any, allows the call.
+        the run's LLM budget, if any, allows the call. The second is taken only if it has fewer problems, keeps as
+        many tasks (small controllers "fix" a long plan by answering two generic steps, "read image", "make text")
+        and still speaks of the request.
 
         Raises ControllerUnavailable when the controller cannot be reached.
         """
@@ -220,6 +222,7 @@ class Planner:
             if (
                 second.error is None
                 and len(self._problems(second)) < len(problems)
+                and len(second.items) >= len(draft.items)  # a fix mends tasks; it does not drop what was asked
                 and not plan_left_request(second.items, request)
             ):
                 draft = replace(second, fixed=True)

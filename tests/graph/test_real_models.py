@@ -85,3 +85,26 @@ async def test_a_model_that_fails_to_load_falls_back_to_the_next_real_model(mode
     result = out["results"][0]
     assert result.status == "ok" and result.model_id == "tiny-text-classification"
     assert len(result.attempts) == 1 and result.attempts[0].startswith("broken-classifier: could not load")
+
+
+async def test_a_question_planned_without_its_passage_is_answered_from_the_summary_of_a_named_text_file(
+    tmp_path: Path, workspace: Path, run_graph
+):
+    """The planner's wiring (`nodes.back_references`) gives the question the earlier result as its passage, and the
+    executor reads notes.txt's words, not its name: both checked on real models."""
+    models = tmp_path / "models"
+    for task in ("summarization", "question-answering"):
+        build_tiny_model(task, models / f"tiny-{task}", downloads=10)
+    (workspace / "notes.txt").write_text("The team ships the release on Friday after the review.", encoding="utf-8")
+    plan = [
+        {"task": "summarization", "id": 0, "args": {"text": "notes.txt"}},
+        {"task": "question-answering", "id": 1, "args": {"text": "When does the team ship?"}},
+    ]
+    context = real_context(models, workspace, ScriptedChatModel(plan=plan))
+    out = await run_graph(context, request="summarize notes.txt, then tell me when the team ships")
+
+    assert out["plan"][1].args == {"text": "When does the team ship?", "context": "<GENERATED>-0"}
+    assert out["plan"][1].dep == [0]
+    summary, answer = out["results"][0], out["results"][1]
+    assert summary.status == answer.status == "ok", (summary.error, answer.error)
+    assert answer.text and answer.text in summary.text  # a span of the passage it was given

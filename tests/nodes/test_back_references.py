@@ -1,5 +1,6 @@
-"""Literal text that stands for an earlier task's result is wired to that result; the user's own text, questions
-about images and tasks that already read an earlier result keep their arguments."""
+"""Literal text that stands for an earlier task's result is wired to that result, as is a text input left out (an
+edit's instruction, a question's passage, a comparison's second sentence); the user's own text, questions about
+images and tasks that already read an earlier result keep their arguments."""
 
 from typing import Any
 
@@ -54,6 +55,49 @@ def test_only_an_earlier_task_producing_text_is_read_and_the_nearest_one_wins():
     assert wired == 0  # a picture is no text to read aloud
     revised, wired = wire_back_references([SUMMARY, picture, caption, first], REQUEST, TASKS)
     assert wired == 1 and revised[3]["args"] == {"text": "<GENERATED>-1"}
+
+
+@pytest.mark.parametrize(
+    ("later", "missing"),
+    [
+        (task(1, "question-answering", "answer who met the crow", text="Who met the crow?"), "context"),
+        (task(1, "sentence-similarity", "compare it with the fable", text="A crow outwits a fox"), "text2"),
+        (task(1, "image-to-image", "edit the photo to match", image="photo.jpg"), "text"),
+        (task(1, "visual-question-answering", "answer it about the photo", image="photo.jpg", text=" "), "text"),
+        (task(1, "text-to-speech", "read it aloud"), "text"),
+    ],
+)
+def test_a_text_input_left_out_reads_the_earlier_result(later, missing):
+    revised, wired = wire_back_references([SUMMARY, later], REQUEST, TASKS)
+    assert wired == 1
+    assert revised[1]["args"] == {**later["args"], missing: "<GENERATED>-0"}
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        task(1, "question-answering", "answer it", text="A fox met a crow. Who met the crow?"),  # passage given
+        task(1, "question-answering", "answer it", text="Who met the crow?", context="A fox met a crow."),
+        task(1, "question-answering", "answer it", text="<GENERATED>-0 Who met the crow?"),  # reads it already
+        task(1, "sentence-similarity", "compare them", text='["A fox", "A crow"]'),  # both sentences given
+        task(1, "sentence-similarity", "compare them", text="A fox", text2="A crow"),
+        task(1, "image-to-image", "make it blue", image="photo.jpg", text="make the sky blue"),
+        task(1, "text-to-speech", "say it", sentence="Hello there"),  # validation takes it as the text
+    ],
+)
+def test_tasks_with_all_their_texts_keep_their_arguments(later: dict[str, Any]):
+    plan = [SUMMARY, later]
+    assert wire_back_references(plan, REQUEST, TASKS) == (plan, 0)
+
+
+def test_a_text_input_left_out_with_no_earlier_text_is_left_to_fail_with_the_reason():
+    picture = task(0, "text-to-image", "draw a fox", text="a fox")
+    for later in (
+        task(1, "question-answering", "answer who met the crow", text="Who met the crow?"),
+        task(1, "image-to-image", "edit the picture", image="<GENERATED>-0"),  # a picture is no instruction
+    ):
+        plan = [picture, later]
+        assert wire_back_references(plan, REQUEST, TASKS) == (plan, 0)
 
 
 def test_items_that_are_not_tasks_are_passed_through():

@@ -225,6 +225,17 @@ async def test_a_second_plan_with_more_problems_is_not_taken_as_fixed():
     assert not prediction.fixed
 
 
+async def test_a_second_plan_that_drops_tasks_is_not_taken():
+    # The first plan's second task reads a file nobody gave; the "fix" answers one generic task without problems.
+    first = [CHAIN[0], {"task": "text-to-speech", "id": 1, "dep": [-1], "args": {"text": "<GENERATED>-0"}}]
+    first = [*first, {"task": "image-classification", "id": 2, "dep": [-1], "args": {"image": "made_up.jpg"}}]
+    second = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "cat.jpg"}}]
+    llm = PlanByFunction(planner=in_turn(first, second))
+    prediction = await predict(planner_for(llm), RECORDS[1])
+    assert llm.calls == ["plan", "plan"]
+    assert not prediction.fixed and len(prediction.task_nodes) == 3
+
+
 @pytest.mark.parametrize(
     ("steps", "taken"),
     [
