@@ -66,11 +66,11 @@ def _texts(args: dict[str, Any]) -> list[Any]:
     return [value for name, value in args.items() if name not in MEDIA_MODALITIES]
 
 
-def _missing_text(task: str, spec: TaskSpec, args: dict[str, Any]) -> str | None:
-    """The name of a text input the task needs but lacks: its `text` when it has no text under any name (validation
-    takes a lone `sentence` as the text), or the second text of a two-text task (see `_SECOND_TEXT`); None when it
-    has them."""
-    if "text" in spec.inputs and not any(isinstance(value, str) and value.strip() for value in _texts(args)):
+def _missing_text(task: str, spec: TaskSpec, args: dict[str, Any], texts: list[Any]) -> str | None:
+    """The name of a text input the task needs but lacks: its `text` when none of its `texts` (see `_texts`) holds
+    words (validation takes a lone `sentence` as the text), or the second text of a two-text task (see
+    `_SECOND_TEXT`); None when it has them."""
+    if "text" in spec.inputs and not any(isinstance(value, str) and value.strip() for value in texts):
         return "text"
     if task not in _SECOND_TEXT or not isinstance(args.get("text"), str):
         return None
@@ -97,11 +97,12 @@ def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, Tas
             continue
         args, text = item["args"], item["args"].get("text")
         step = item.get("step") if isinstance(item.get("step"), str) else ""
-        if text_outputs and not any(REFERENCE.search(str(value)) for value in _texts(args)):
+        texts = _texts(args)
+        if text_outputs and not any(REFERENCE.search(str(value)) for value in texts):
             earlier = f"<GENERATED>-{text_outputs[-1]}"
             if spec.inputs == ("text",) and isinstance(text, str) and _stands_for_earlier_result(text, step, request):
                 item, wired = {**item, "args": {**args, "text": earlier}}, wired + 1
-            elif (missing := _missing_text(item["task"], spec, args)) is not None:
+            elif (missing := _missing_text(item["task"], spec, args, texts)) is not None:
                 item, wired = {**item, "args": {**args, missing: earlier}}, wired + 1
         revised.append(item)
         if spec.output == "text":

@@ -98,9 +98,10 @@ def read_text_file(value: str, workspace: Path) -> str | None:
     Raises InputFileError when the file is missing, outside the workspace, over `MAX_TEXT_FILE_BYTES` or not
     UTF-8 text.
     """
-    if not _TEXT_FILE_NAME.fullmatch(value.strip()):
+    name = value.strip()
+    if not _TEXT_FILE_NAME.fullmatch(name):
         return None
-    path = resolve_input_file(value.strip(), workspace)
+    path = resolve_input_file(name, workspace)
     if (size := path.stat().st_size) > MAX_TEXT_FILE_BYTES:
         raise InputFileError(
             f"input file {value!r} is {size:,} bytes; text files are read up to {MAX_TEXT_FILE_BYTES:,}"
