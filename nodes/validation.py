@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 from hugginggraph.graph.budget import out_of_time
 from hugginggraph.graph.context import HuggingGraphContext, Limits, context_of
 from hugginggraph.graph.state import GraphState, Task, TaskResult
-from hugginggraph.tools.artifacts import InputFileError, is_remote, resolve_input_file
+from hugginggraph.tools.artifacts import InputFileError, is_remote, resolve_input_file, text_file_path
 from hugginggraph.tools.llm_json import storable
 from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, Modality, TaskSpec, normalize_task_name
 
@@ -250,21 +250,23 @@ class _Checker:
 
     def _resolve_files(self, task_id: int, args: dict[str, str]) -> dict[str, str]:
         """Media arguments become absolute paths inside the workspace. One that mixes a reference with other text
-        is doomed: the executor would splice the earlier task's text into it and read whatever file that names."""
+        is doomed: the executor would splice the earlier task's text into it and read whatever file that names.
+        A text argument that is only a text file's name stays a name (the executor reads it), but the file must
+        be there, so a missing one fails the task before any model runs and the fix pass hears of it."""
         resolved = dict(args)
         for key, value in args.items():
-            if key not in MEDIA_MODALITIES or is_remote(value):
-                continue
-            if REFERENCE.search(value):
-                if not REFERENCE.fullmatch(value.strip()):
-                    self.doom(
-                        task_id, f"task {task_id}'s {key} must be one file or one <GENERATED>-k, not {_preview(value)}"
-                    )
-                continue
-            if self.workspace is None:
+            is_media = key in MEDIA_MODALITIES
+            if is_media and REFERENCE.search(value) and not REFERENCE.fullmatch(value.strip()):
+                self.doom(
+                    task_id, f"task {task_id}'s {key} must be one file or one <GENERATED>-k, not {_preview(value)}"
+                )
+            if self.workspace is None or (is_media and (is_remote(value) or REFERENCE.search(value))):
                 continue
             try:
-                resolved[key] = str(resolve_input_file(value, self.workspace))
+                if is_media:
+                    resolved[key] = str(resolve_input_file(value, self.workspace))
+                else:
+                    text_file_path(value, self.workspace)
             except InputFileError as error:
                 self.doom(task_id, str(error))
         return resolved

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hugginggraph.tools.tasks import TEXT_EXTENSIONS
+
 if TYPE_CHECKING:
     from PIL.Image import Image
 
@@ -85,18 +87,17 @@ class InputFileError(ValueError):
     """An input file a plan names cannot be used: it is missing, or it lies outside the workspace."""
 
 
-_TEXT_FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.(?:txt|md)", re.IGNORECASE)
+_TEXT_FILE_NAME = re.compile(rf"[\w./~-]*[\w-]\.(?:{TEXT_EXTENSIONS})", re.IGNORECASE)
 MAX_TEXT_FILE_BYTES = 1 << 20
 """The largest text file read into an argument: far beyond what any text model's context takes, yet small enough
 that a mistaken name (a log file) cannot fill the run's state and checkpoints."""
 
 
-def read_text_file(value: str, workspace: Path) -> str | None:
-    """The contents of the text file a text argument names, when the whole argument is one file name: a user who
-    asks to "summarize notes.txt" means its words, not its name. None for any other text.
+def text_file_path(value: str, workspace: Path) -> Path | None:
+    """The text file a text argument names, when the whole argument is one file name (see `read_text_file`);
+    None for any other text.
 
-    Raises InputFileError when the file is missing, outside the workspace, over `MAX_TEXT_FILE_BYTES` or not
-    UTF-8 text.
+    Raises InputFileError when the file is missing, outside the workspace or over `MAX_TEXT_FILE_BYTES`.
     """
     name = value.strip()
     if not _TEXT_FILE_NAME.fullmatch(name):
@@ -106,6 +107,18 @@ def read_text_file(value: str, workspace: Path) -> str | None:
         raise InputFileError(
             f"input file {value!r} is {size:,} bytes; text files are read up to {MAX_TEXT_FILE_BYTES:,}"
         )
+    return path
+
+
+def read_text_file(value: str, workspace: Path) -> str | None:
+    """The contents of the text file a text argument names, when the whole argument is one file name: a user who
+    asks to "summarize notes.txt" means its words, not its name. None for any other text.
+
+    Raises InputFileError when the file is missing, outside the workspace, over `MAX_TEXT_FILE_BYTES` or not
+    UTF-8 text.
+    """
+    if (path := text_file_path(value, workspace)) is None:
+        return None
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hugginggraph.prompts import load_json
-from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TaskSpec
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TEXT_EXTENSIONS, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ STEP_NEIGHBOURS = 5
 """How many labelled steps vote on a step's task type."""
 STEP_MAJORITY = 0.6
 """The share of the (similarity-weighted) vote a task type needs to win; otherwise the controller's choice stands."""
-_FILE_NAME = re.compile(rf"[\w\-]+\.(?:{MEDIA_EXTENSIONS}|txt)\b", re.IGNORECASE)
+_FILE_NAME = re.compile(rf"[\w\-]+\.(?:{MEDIA_EXTENSIONS}|{TEXT_EXTENSIONS})\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 Embed = Callable[[list[str]], Any]

@@ -20,6 +20,9 @@ MEDIA_EXTENSIONS = "jpe?g|png|gif|bmp|tiff|webp|wav|mp3|flac|ogg|m4a|mp4|avi|mov
 """File-name endings read as media files wherever a file name is looked for in text (requests, steps, answers),
 as a regular-expression alternation."""
 
+TEXT_EXTENSIONS = "txt|md"
+"""File-name endings read as text documents: a text argument that is only such a name is the file's words."""
+
 
 class TaskSpec(BaseModel):
     """What one task type consumes and produces."""

@@ -92,6 +92,15 @@ def test_missing_input_file_dooms_only_that_task(tmp_path: Path):
     assert 0 not in check.doomed
 
 
+def test_a_text_that_names_a_missing_text_file_dooms_only_that_task(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("Ship on Friday.", encoding="utf-8")
+    raw = [item(0, "summarization", text="notes.txt"), item(1, "summarization", text="minutes.md")]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[0].args["text"] == "notes.txt"  # read by the executor, not here
+    assert "input file 'minutes.md' not found" in check.doomed[1]
+    assert 0 not in check.doomed
+
+
 def test_media_references_and_urls_are_not_files(tmp_path: Path):
     raw = [
         item(0, "image-to-image", image="https://example.org/cat.png", text="as a watercolour"),

@@ -159,7 +159,7 @@ def test_text_quoted_in_the_request_reaches_a_task_verbatim(demo: dict[str, Any]
 
 @pytest.mark.parametrize("demo", PLANNED, ids=demo_id)
 def test_plan_passes_validation_without_repairs(demo: dict[str, Any], tmp_path: Path):
-    for name in demo["files"]:
+    for name in set(demo["files"]) | named_files(demo)[1]:  # the text files too: validation checks they are there
         (tmp_path / name).write_bytes(b"")
     registry = TASKS if tasks_of(demo) <= set(TASKS) else KNOWN_TASKS
     check = check_plan(demo["plan"], tmp_path, tasks=registry)

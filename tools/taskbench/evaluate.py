@@ -52,11 +52,11 @@ class Prediction(BaseModel):
 
 @contextmanager
 def _workspace(record: TaskBenchRecord) -> Iterator[Path]:
-    """A folder holding an empty file for each input file the request names, as a user's workspace would: the
-    planner's fix pass then sees the files it invents as missing, exactly as in a real run."""
+    """A folder holding an empty file for each input file and text document the request names, as a user's
+    workspace would: the planner's fix pass then sees the files it invents as missing, exactly as in a real run."""
     with tempfile.TemporaryDirectory(prefix="taskbench-") as folder:
         workspace = Path(folder)
-        for name in record.files:
+        for name in [*record.files, *record.text_files]:
             path = workspace / name
             if not Path(name).is_absolute() and workspace in path.resolve().parents:
                 path.parent.mkdir(parents=True, exist_ok=True)

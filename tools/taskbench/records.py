@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, Modality, TaskSpec, normalize_task_name
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TEXT_EXTENSIONS, Modality, TaskSpec, normalize_task_name
 
 PlanShape = Literal["single", "chain", "dag"]
 
 _MEDIA_FILE = re.compile(rf"(?:https?://)?[\w\-./]+\.(?:{MEDIA_EXTENSIONS})\b", re.IGNORECASE)
+_TEXT_FILE = re.compile(rf"[\w\-./]+\.(?:{TEXT_EXTENSIONS})\b", re.IGNORECASE)
 
 
 class TaskNode(BaseModel):
@@ -49,6 +50,12 @@ class TaskBenchRecord(BaseModel):
     def files(self) -> list[str]:
         """The media files the instruction names, in order, once each: what a user would attach."""
         return list(dict.fromkeys(match for match in _MEDIA_FILE.findall(self.instruction)))
+
+    @property
+    def text_files(self) -> list[str]:
+        """The text documents the instruction names ("an article titled 'example.txt'"): in the user's workspace,
+        but not among `files`, as TaskBench's plans pass them on as text."""
+        return list(dict.fromkeys(_TEXT_FILE.findall(self.instruction)))
 
 
 def load_records(path: Path) -> list[TaskBenchRecord]:

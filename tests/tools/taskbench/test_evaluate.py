@@ -293,3 +293,14 @@ async def test_a_file_the_request_does_not_name_is_a_problem_the_fix_pass_sees()
     prediction = await predict(planner_for(llm), RECORDS[0])
     assert prediction.fixed and prediction.task_nodes == [{"task": "image-to-text", "arguments": ["cat.jpg"]}]
     assert "made_up.jpg" in llm.seen[1][-1].text and "not found" in llm.seen[1][-1].text
+
+
+async def test_a_text_document_the_request_names_is_in_the_workspace_and_an_invented_one_is_not():
+    article = record("104", "single", "Summarize my article 'example.txt'.", ("Summarization", ["example.txt"]))
+    named = [{"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "example.txt"}}]
+    invented = [{"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "article.txt"}}]
+    as_named = PlanByFunction(planner=in_turn(named))
+    assert not (await predict(planner_for(as_named), article)).fixed and len(as_named.seen) == 1
+    as_invented = PlanByFunction(planner=in_turn(invented, named))
+    assert (await predict(planner_for(as_invented), article)).fixed
+    assert "input file 'article.txt' not found" in as_invented.seen[1][-1].text

@@ -118,6 +118,19 @@ def test_the_files_a_request_names_are_found_in_order_once_each(instruction, fil
 
 
 @pytest.mark.parametrize(
+    ("instruction", "documents"),
+    [
+        ("I'm reading an article titled 'example.txt'. Summarize example.txt for me.", ["example.txt"]),
+        ("Merge notes/a.md with b.TXT, then caption cat.png", ["notes/a.md", "b.TXT"]),
+        ("Caption cat.png", []),
+    ],
+)
+def test_the_text_documents_a_request_names_are_apart_from_its_files(instruction, documents):
+    record = TaskBenchRecord(id="1", instruction=instruction, type="single", task_nodes=[])
+    assert record.text_files == documents
+
+
+@pytest.mark.parametrize(
     ("instruction", "files"),
     [
         ("Caption ./photo.png please", ["./photo.png"]),
