@@ -50,6 +50,20 @@ def result(task_id: int, status: str, **fields: Any) -> TaskResult:
     return TaskResult(task_id=task_id, task=PLAN[task_id].task, status=status, **fields)
 
 
+@pytest.mark.parametrize(
+    ("reason", "asked_llm", "shown"),
+    [
+        ("smallest and fastest", True, "[0] model m (chosen by the controller: smallest and fastest)"),
+        ("the only candidate", False, "[0] model m (the only candidate)"),
+        ("chosen by the user", False, "[0] model m (chosen by the user)"),
+    ],
+)
+def test_a_model_choice_says_who_chose_it_once(reason: str, asked_llm: bool, shown: str):
+    out = StringIO()
+    RunPrinter(out).choice(ModelChoice(task_id=0, model_ids=["m"], reason=reason, asked_llm=asked_llm))
+    assert out.getvalue().strip() == shown
+
+
 def test_printer_for_is_plain_unless_the_output_is_a_terminal(monkeypatch: pytest.MonkeyPatch):
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
         monkeypatch.delenv(name, raising=False)

@@ -47,7 +47,9 @@ def _cut(text: str | None, limit: int = OUTPUT_CHARS) -> str:
 
 
 def _how(choice: ModelChoice) -> str:
-    return f"{'chosen by the controller' if choice.asked_llm else 'the only candidate'}: {choice.reason}"
+    """Why this model: the controller's reason, said to be its; any other choice's reason says who made it ("the
+    only candidate", "chosen by the user")."""
+    return f"chosen by the controller: {choice.reason}" if choice.asked_llm else choice.reason
 
 
 def _files(state: Mapping[str, Any]) -> list[str]:
