@@ -256,17 +256,21 @@ class _Checker:
         resolved = dict(args)
         for key, value in args.items():
             is_media = key in MEDIA_MODALITIES
-            if is_media and REFERENCE.search(value) and not REFERENCE.fullmatch(value.strip()):
-                self.doom(
-                    task_id, f"task {task_id}'s {key} must be one file or one <GENERATED>-k, not {_preview(value)}"
-                )
-            if self.workspace is None or (is_media and (is_remote(value) or REFERENCE.search(value))):
+            if is_media and is_remote(value):
+                continue
+            if is_media and REFERENCE.search(value):
+                if not REFERENCE.fullmatch(value.strip()):
+                    self.doom(
+                        task_id, f"task {task_id}'s {key} must be one file or one <GENERATED>-k, not {_preview(value)}"
+                    )
+                continue
+            if self.workspace is None:
                 continue
             try:
                 if is_media:
                     resolved[key] = str(resolve_input_file(value, self.workspace))
                 else:
-                    text_file_path(value, self.workspace)
+                    text_file_path(value, self.workspace)  # only checked: the executor reads it
             except InputFileError as error:
                 self.doom(task_id, str(error))
         return resolved
