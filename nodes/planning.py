@@ -144,9 +144,21 @@ def planning_messages(
 
 def plan_items(reply_text: str) -> list[Any]:
     """The list of task objects in a plain-text reply: a bare list, or an object holding one under `tasks`."""
-    value = extract_json(reply_text)
+    return reply_plan(extract_json(reply_text))
+
+
+def reply_plan(value: Any) -> list[Any]:
+    """The list of task objects in a parsed reply: a bare list, or an object holding one under `tasks`. Steps listed
+    first (the `steps` aid "first") go into their tasks as each one's `"step"`, as inline steps are written, when
+    there is one step per task: the step vote and the fix pass's guard read them there."""
     if isinstance(value, dict):
+        steps = value.get("steps")
         value = value.get("tasks", value.get("plan", [value] if "task" in value else None))
+        if isinstance(value, list) and isinstance(steps, list) and len(steps) == len(value):
+            value = [
+                {"step": step, **task} if isinstance(task, dict) and isinstance(step, str) else task
+                for step, task in zip(steps, value, strict=True)
+            ]
     if not isinstance(value, list):
         raise ValueError(f"the plan is not a list of tasks: {json.dumps(value)[:120]}")
     return value
@@ -232,7 +244,7 @@ class Planner:
     async def _revised(self, draft: PlanDraft, request: str) -> PlanDraft:
         """The draft with its task types put to the step vote and its words standing for earlier results wired to
         them, as the aids say."""
-        if self.aids.step_vote and self.aids.steps == "inline" and self.aids.demos == "retrieved":
+        if self.aids.step_vote and self.aids.steps != "none" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
             items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)
             draft = replace(draft, items=items, retyped=retyped)
@@ -248,7 +260,7 @@ class Planner:
         reply = await ask_json(self.llm, messages, self._schema())
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
-            return PlanDraft(storable([task.model_dump(exclude_none=True) for task in reply.parsed.tasks]))
+            return PlanDraft(reply_plan(storable(reply.parsed.model_dump(exclude_none=True))))
         try:
             return PlanDraft(plan_items(reply.text))
         except ValueError as error:

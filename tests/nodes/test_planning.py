@@ -16,6 +16,7 @@ from hugginggraph.nodes.planning import (
     plan_items,
     plan_schema,
     planning_messages,
+    reply_plan,
 )
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.demo_bank import default_demo_bank
@@ -115,13 +116,31 @@ ASK = "what colour is the car in car.jpg?"
 @pytest.mark.parametrize(
     ("aids", "retyped"), [({}, 1), ({"step_vote": False}, 0), ({"steps": "none"}, 0), ({"demos": "static"}, 0)]
 )
-async def test_the_planner_votes_on_task_types_only_with_steps_inline_retrieval_and_the_vote_on(aids, retyped):
+async def test_the_planner_votes_on_task_types_only_with_steps_retrieval_and_the_vote_on(aids, retyped):
     plan = [stepped(ASK, "image-to-text", 0, image="car.jpg")]
     llm = ScriptedChatModel(plan=plan)
     bank = VotingBank({ASK: "visual-question-answering"})
     draft = await Planner(llm, TASKS, PlanningAids(**aids), bank).draft(ASK, ["car.jpg"])
     assert draft.retyped == retyped
     assert draft.items[0]["task"] == ("visual-question-answering" if retyped else "image-to-text")
+
+
+async def test_steps_listed_first_go_into_their_tasks_and_are_voted_on():
+    task = {"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "car.jpg"}}
+    llm = ScriptedChatModel(plan=json.dumps({"steps": [ASK], "tasks": [task]}))
+    bank = VotingBank({ASK: "visual-question-answering"})
+    draft = await Planner(llm, TASKS, PlanningAids(steps="first"), bank).draft(ASK, ["car.jpg"])
+    assert draft.first_reply == [{"step": ASK, **task}]
+    assert draft.retyped == 1 and draft.items[0]["task"] == "visual-question-answering"
+
+
+def test_listed_steps_go_into_the_tasks_only_when_there_is_one_step_per_task():
+    tasks = [{"task": "image-to-text", "id": 0}, {"task": "text-to-speech", "id": 1}]
+    assert reply_plan({"steps": ["caption it", "read it"], "tasks": tasks}) == [
+        {"step": "caption it", **tasks[0]},
+        {"step": "read it", **tasks[1]},
+    ]
+    assert reply_plan({"steps": ["caption it and read it"], "tasks": tasks}) == tasks  # which task is which: unknown
 
 
 @pytest.mark.parametrize(("aids", "rewired"), [({}, 1), ({"back_references": False}, 0)])
