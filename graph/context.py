@@ -72,9 +72,9 @@ class PlanningAids:
     steps: StepsAid = "inline"
     """Have the planner say each step of the request in words before it names task types (docs/planning.md)."""
     step_vote: bool = True
-    """With steps inline and retrieved demos (the vote uses the same embedder): the demo bank's labelled steps most
-    like a task's step vote on its task type; a clear winner whose media inputs the task has replaces the
-    controller's choice."""
+    """With steps (inline, or listed first with one per task) and retrieved demos (the vote uses the same embedder):
+    the demo bank's labelled steps most like a task's step vote on its task type; a clear winner whose media inputs
+    the task has replaces the controller's choice."""
     back_references: bool = True
     """A text-only task given words that stand for an earlier result ("the summary", or its own step repeated)
     reads the nearest earlier text output instead (nodes/back_references.py)."""
