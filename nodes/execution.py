@@ -117,11 +117,9 @@ class Gate:
 
 
 class StepJournal:
-    """The execute step's `CallJournal`, as its tasks use it: a record is written on the event loop, in the same
-    step as the model call's end, so no other work (nor a kill it triggers) can come between the two; reading and
-    syncing run in threads, and the wait for the disk comes once, at the step's end, rather than between a task
-    and its dependants. A journal that cannot be written (a full disk, a read-only folder) costs only the
-    crash-safety of its results."""
+    """The execute step's `CallJournal`, as its tasks use it: disk calls run in threads, never on the event loop, and
+    the wait for the disk comes once, at the step's end, rather than between a task and its dependants. A journal
+    that cannot be written (a full disk, a read-only folder) costs only the crash-safety of its results."""
 
     def __init__(self, journal: CallJournal) -> None:
         self.journal = journal
@@ -141,12 +139,11 @@ class StepJournal:
             return recorded
         return None
 
-    def record(self, key: dict[str, Any], result: TaskResult) -> None:
-        """Record a successful call's result: a write and a rename to the page cache, a fraction of a millisecond,
-        done at once rather than after a hop to a thread, so the moment in which a kill loses a finished call is as
-        short as it can be. Its sync to disk goes on in a thread meanwhile."""
+    async def record(self, key: dict[str, Any], result: TaskResult) -> None:
+        """Record a successful call's result: a write and a rename, a fraction of a millisecond, so the moment in
+        which a kill loses a finished call is as short as it can be. Its sync to disk goes on meanwhile."""
         try:
-            path = self.journal.record(key, result)
+            path = await asyncio.to_thread(self.journal.record, key, result)
         except OSError as error:
             logger.warning("task %s: result not recorded (%s); a crash would run it again", key["task_id"], error)
             return
@@ -207,9 +204,8 @@ async def run_with_fallbacks(
         for _ in range(limits.attempts_per_model):
             timeout, by_deadline = gate.attempt_timeout()
             try:
-                # awaited in this task (wait_for would wrap it in one more): no hop between its end and its record
-                async with asyncio.timeout(timeout):
-                    output = checked_output(await runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id)))
+                call = runner.run(card, task.task, inputs, ArtifactStore(run_dir, task.id))
+                output = checked_output(await asyncio.wait_for(call, timeout))
             except ModelLoadError as error:
                 attempts.append(f"{model_id}: {error}")
                 break
@@ -222,7 +218,7 @@ async def run_with_fallbacks(
                 attempts.append(f"{model_id}: {type(error).__name__}: {error}")
             else:
                 result = ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
-                journal.record(call_key(task, choice, inputs), result)
+                await journal.record(call_key(task, choice, inputs), result)
                 return result
     return ended("failed", error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try")
 

@@ -4,7 +4,6 @@ inputs, a result whose file is gone) runs the model."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -101,25 +100,6 @@ async def test_a_result_whose_file_is_gone_is_made_again(run_task, model: Counte
     Path(first.artifacts[0].path).unlink()
     again = await run_task()
     assert model.calls == ["a", "a"] and Path(again.artifacts[0].path).is_file()
-
-
-async def test_whatever_runs_next_on_the_loop_finds_a_finished_call_recorded(make_context, tmp_path: Path):
-    """A kill that comes from the loop (a sibling's step, a timer) cannot fall between a call's end and its record:
-    the record is written in the same step as the call ends, not after a hop to a thread or another task."""
-    journal = StepJournal(CallJournal(tmp_path / "calls" / "first", checkpoint_serializer()))
-    seen_next: list[bool] = []
-
-    def look() -> None:
-        seen_next.append(any(journal.journal.folder.glob("*.call")))
-
-    async def speak(card, task, inputs, artifacts) -> RunnerOutput:
-        asyncio.get_running_loop().call_soon(look)
-        return RunnerOutput(text="spoken")
-
-    context = make_context([], {"a": ("text-to-speech", speak)})
-    await run_task_once(TASK, CHOICE, {}, context, tmp_path / "run", Gate(Limits(), None), journal)
-    await journal.synced()
-    assert seen_next == [True]
 
 
 async def test_a_new_turn_with_the_same_request_runs_the_models_again(make_context, model: Counted, tmp_path: Path):

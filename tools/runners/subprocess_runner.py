@@ -4,7 +4,7 @@ Local runners compute in a thread (`asyncio.to_thread`), and Python cannot stop 
 using the CPU, its memory and its model's lock until it ends. A child process can be killed, and the system takes
 back everything it held, GPU memory included. `SubprocessRunner` wraps any runner: each call starts a child, which
 builds the inner runner, runs the call and sends the `RunnerOutput` back through a pipe. When the call is
-cancelled (the executor's `asyncio.timeout` at `Limits.task_timeout_s`, or the run's deadline), the child gets
+cancelled (the executor's `asyncio.wait_for` at `Limits.task_timeout_s`, or the run's deadline), the child gets
 SIGTERM, then SIGKILL after a short grace. A child that dies before answering (killed, a segfault in a native
 library, `os._exit`, out of memory) fails that call with `ModelProcessDied`, saying how it died; the graph goes on.
 
