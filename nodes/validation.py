@@ -2,11 +2,12 @@
 
 Whatever can be repaired is repaired and the repair recorded (a name in the wrong case, a missing `dep` entry or one
 on a task whose output is not read, a duplicate id, tasks listed out of order, a `<GENERATED>-k` of the wrong kind:
-text where an image is read). A task that cannot run (unknown type, a reference to a task that is not there or that
-makes the wrong kind, a missing input file or one outside the workspace, a dependency cycle) is kept and marked
-doomed with the reason: it fails, its dependants are skipped, and every other task still runs. Nothing here raises
-on bad input, however malformed or hostile (tests/nodes/test_validation_properties.py), and the time it takes grows
-about linearly with the plan, so a looping planner's plan of thousands of tasks is checked in milliseconds.
+text where an image is read, or of the task itself where an earlier task makes what it reads). A task that cannot
+run (unknown type, a reference to a task that is not there or that makes the wrong kind, a missing input file or one
+outside the workspace, a dependency cycle) is kept and marked doomed with the reason: it fails, its dependants are
+skipped, and every other task still runs. Nothing here raises on bad input, however malformed or hostile
+(tests/nodes/test_validation_properties.py), and the time it takes grows about linearly with the plan, so a looping
+planner's plan of thousands of tasks is checked in milliseconds.
 """
 
 from __future__ import annotations
@@ -215,12 +216,15 @@ class _Checker:
         self, task: Task, args: dict[str, str], makes: Mapping[int, Modality], latest: Mapping[Modality, int]
     ) -> dict[str, str]:
         """The arguments fitted to the kinds the task reads. A media argument of a kind it does not read (audio for
-        image-editing) is dropped: the task would never read it, yet a reference there made it wait for that task,
-        and be skipped if it failed, and a file there doomed it when missing. Where the task reads one kind and a
-        `<GENERATED>-k` names a task that makes another (text where an image is read, an image where text is read),
-        the reference moves to the last earlier task that makes the right kind, as a chain of steps means; with
-        none, it is dropped and the task doomed, so it fails with the reason at once rather than at run time after
-        task k ran. Other arguments (a question's context, a second sentence) are the runner's to read and stay."""
+        image-editing) is dropped: the task would never read it, yet a reference there made it wait for that task, and
+        be skipped if it failed, and a file there doomed it when missing. Where the task reads one kind and a
+        `<GENERATED>-k` names a task that makes another (text where an image is read, an image where text is read), the
+        reference moves to the last earlier task that makes the right kind, as a chain of steps means; with none, it is
+        dropped and the task doomed, so it fails with the reason at once rather than at run time after task k ran. A
+        task that reads its own output means the step before it in the same way (small planners number from the wrong
+        end, or copy their own id): the reference moves to the last earlier task making the kind it reads; with none, it
+        is doomed as a self-reference. Other arguments (a question's context, a second sentence) are the runner's to
+        read and stay."""
         spec = self.tasks.get(task.task)
         if spec is None:
             return args
@@ -232,15 +236,16 @@ class _Checker:
                 continue
             match = REFERENCE.fullmatch(value.strip())
             source = int(match.group(1)) if match else None
-            if source is None or source == task.id or key not in spec.inputs:  # a self-reference is doomed below
+            if source is None or key not in spec.inputs:
                 continue
-            made = makes.get(source)
-            if made is None or made == key:
+            own, made = source == task.id, makes.get(source)
+            if not own and made in (None, key):
                 continue
             if key in latest:
                 fitted[key] = f"<GENERATED>-{latest[key]}"
-                self.repair(f"task {task.id}: its {key} was task {source}'s output, {made}; took task {latest[key]}'s")
-            else:
+                was = "its own output" if own else f"task {source}'s output, {made}"
+                self.repair(f"task {task.id}: its {key} was {was}; took task {latest[key]}'s")
+            elif not own:  # a self-reference with no earlier task to read is doomed below, as one
                 del fitted[key]
                 self.doom(
                     task.id,

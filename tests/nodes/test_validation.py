@@ -182,6 +182,18 @@ def test_a_reference_of_the_wrong_kind_takes_the_last_earlier_task_of_the_right_
     assert check.doomed == {}
 
 
+def test_a_task_reading_its_own_output_reads_the_last_earlier_task_of_that_kind(tmp_path: Path):
+    raw = [
+        item(0, "text-to-image", text="a red fox"),
+        item(1, "image-to-text", image="<GENERATED>-0"),
+        item(2, "text-to-speech", dep=[2], text="<GENERATED>-2"),
+    ]
+    check = check_plan(raw, tmp_path)
+    assert check.tasks[2].args == {"text": "<GENERATED>-1"} and check.tasks[2].dep == [1]
+    assert "task 2: its text was its own output; took task 1's" in check.repairs
+    assert check.doomed == {}
+
+
 def test_a_reference_of_the_wrong_kind_with_no_earlier_fit_dooms_only_that_task(tmp_path: Path):
     raw = [item(0), item(1, "text-to-speech", text="<GENERATED>-0"), item(2, "image-to-text", image="<GENERATED>-1")]
     check = check_plan(raw, tmp_path)
