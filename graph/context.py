@@ -78,6 +78,10 @@ class PlanningAids:
     back_references: bool = True
     """A text-only task given words that stand for an earlier result ("the summary", or its own step repeated)
     reads the nearest earlier text output instead (nodes/back_references.py)."""
+    direct_gate: bool = True
+    """With retrieved demos (the gate uses the same embedder): a request that brings no file and is more like the
+    labelled requests needing no model (greetings, facts, advice) than the demos is answered without a plan and
+    without the planner's call (nodes/direct_gate.py)."""
 
 
 Stage = Literal["plan", "select", "respond"]

@@ -60,6 +60,9 @@ class TaskResult(BaseModel):
     error: str | None = None
     """Why the task failed or was skipped."""
     model_id: str | None = None
+    random_weights: bool = False
+    """The model that made the output has random weights (asked for with `random_models`): the output is noise,
+    and every display and the answer say so."""
     attempts: list[str] = Field(default_factory=list)
     """One line per failed attempt before the outcome, e.g. `model-a: timed out after 30 s`."""
     started_at: float | None = None
@@ -121,11 +124,16 @@ class OutputState(TypedDict, total=False):
     plan: list[Task]
     plan_repairs: list[str]
     plan_error: str | None
+    direct_answer: bool
+    """Written by plan: True when the request was found to need no model (nodes/direct_gate.py), so no plan was
+    asked for and the controller answers it itself; False when the planner was asked (an empty plan then is its
+    own choice)."""
     choices: dict[int, ModelChoice]
     results: dict[int, TaskResult]
     answer: str
     stopped: str | None
-    """Why the run stopped before the end (a budget in `Limits`, the user's rejection); None when it did not."""
+    """Why the run stopped before the end (a budget in `Limits`, the user's rejection, a controller that cannot be
+    reached); None when it did not."""
     llm_usage: LLMUsage
     """Calls to the controller LLM and their tokens in this run, the budgets' measure."""
 

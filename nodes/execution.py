@@ -217,7 +217,14 @@ async def run_with_fallbacks(
             except Exception as error:
                 attempts.append(f"{model_id}: {type(error).__name__}: {error}")
             else:
-                result = ended("ok", text=output.text, data=output.data, artifacts=output.artifacts, model_id=model_id)
+                result = ended(
+                    "ok",
+                    text=output.text,
+                    data=output.data,
+                    artifacts=output.artifacts,
+                    model_id=model_id,
+                    random_weights=card.random_weights,
+                )
                 await journal.record(call_key(task, choice, inputs), result)
                 return result
     return ended("failed", error=f"every model failed; last: {attempts[-1]}" if attempts else "no model to try")

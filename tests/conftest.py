@@ -18,6 +18,11 @@ from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.tasks import TaskSpec
 
 
+def lead(answer: str) -> str:
+    """The controller's own words at the head of an answer, before the report of each task."""
+    return answer.split("\n\n")[0]
+
+
 def echo(delay: float = 0.0, fail: Exception | None = None):
     """A scripted model that waits `delay` seconds, then raises `fail` or echoes its inputs."""
 

@@ -96,6 +96,7 @@ def langgraph_dev(root: Path, replies: Replies, jobs: int = 1) -> Iterator[Serve
         HF_HOME=str(root / "hf"),
         HUGGINGGRAPH_MODEL="openai:fake-model",
         OPENAI_API_KEY="sk-test",
+        HUGGINGGRAPH_RANDOM_MODELS="1",  # tiny models a test puts in the home's `models` are offered (and labelled)
     )
     log = root / "server.log"
     with FakeOpenAI(replies) as controller, log.open("wb") as sink:

@@ -1,5 +1,5 @@
 """`hugginggraph run / plan / chat / resume / history / runs` as a user drives them: in a subprocess, against a
-local OpenAI-compatible server as the controller and a tiny real model as the expert."""
+local OpenAI-compatible server as the controller, which is also the expert (it summarizes)."""
 
 from __future__ import annotations
 
@@ -13,37 +13,28 @@ from pathlib import Path
 import pytest
 from openai_fake import FakeOpenAI
 
-from hugginggraph.tools.tiny_models import build_tiny_model
-
 pytestmark = pytest.mark.slow
 
-STEP = "say whether the text is positive or negative"
-PLAN = [{"step": STEP, "task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
-ANSWER = "The text reads as positive."
+STEP = "summarize the text"
+PLAN = [{"step": STEP, "task": "summarization", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
+ANSWER = "The text is about a fine day."
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
 TERMINAL = {"FORCE_COLOR", "TTY_COMPATIBLE"}  # would make rich draw for a terminal even into a pipe
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("models")
-    build_tiny_model("text-classification", root / "tiny-text-classification")
-    return root
-
-
 @pytest.fixture
 def server() -> Iterator[FakeOpenAI]:
-    replies = {"plan": json.dumps({"tasks": PLAN}), "respond": ANSWER, "chat": "Hello!"}
+    replies = {"plan": json.dumps({"tasks": PLAN}), "respond": ANSWER, "chat": "A fine day."}
     with FakeOpenAI(replies) as fake:
         yield fake
 
 
 @pytest.fixture
-def cli(tmp_path: Path, models: Path, server: FakeOpenAI):
-    """Runs `hugginggraph ARGS` with the fake controller, the tiny models and a fresh data directory."""
+def cli(tmp_path: Path, server: FakeOpenAI):
+    """Runs `hugginggraph ARGS` with the fake controller and a fresh data directory."""
     env = {key: value for key, value in os.environ.items() if key not in PROXIES | TERMINAL}
     env.update(HUGGINGGRAPH_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-test", HF_HUB_OFFLINE="1")
-    configuration = ["--model", "openai:fake-model", "--base-url", server.base_url, "--models-dir", str(models)]
+    configuration = ["--model", "openai:fake-model", "--base-url", server.base_url]
 
     def run(*args: str, stdin: str = "", configured: bool = True) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "hugginggraph", *args, *(configuration if configured else [])]
@@ -56,9 +47,9 @@ def test_run_shows_plan_progress_answer_and_thread(cli, server):
     out = cli("run", "is this text positive?", "--thread", "first")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[:2] == ["Plan (1 task):", "  [0] text-classification  text=what a fine day"]
-    assert "[0] text-classification started" in lines
-    assert any(line.startswith("[0] text-classification ok (tiny-text-classification") for line in lines)
+    assert lines[:2] == ["Plan (1 task):", "  [0] summarization  text=what a fine day"]
+    assert "[0] summarization started" in lines
+    assert any(line.startswith("[0] summarization ok (controller-llm/summarization") for line in lines)
     assert lines[lines.index("Answer:") + 1] == ANSWER
     # The answer was streamed from the controller as it wrote it, and printed once.
     assert [request.body.get("stream") for request in server.requests_for("respond")] == [True]
@@ -71,7 +62,7 @@ def test_plan_prints_the_validated_plan_and_runs_nothing(cli, server):
     out = cli("plan", "is this text positive?")
     assert out.returncode == 0, out.stderr
     printed = json.loads(out.stdout)
-    assert printed["plan"] == [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "what a fine day"}}]
+    assert printed["plan"] == [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "what a fine day"}}]
     assert printed["error"] is None and printed["cannot_run"] == {}
     assert server.requests_for("respond") == []
 
@@ -80,11 +71,9 @@ def test_run_approve_runs_what_the_user_edited_and_n_runs_nothing(cli, server):
     edited = cli("run", "is this text positive?", "--approve", stdin="e\n0 text=what a dreadful day\n\n")
     assert edited.returncode == 0, edited.stderr
     lines = edited.stdout.splitlines()
-    assert "  [0] text-classification  text=what a fine day  model tiny-text-classification" in lines
+    assert "  [0] summarization  text=what a fine day  model controller-llm/summarization" in lines
     assert "Approve? [y]es / [n]o / [e]dit: e" in lines
-    assert lines.index("  [0] text-classification  text=what a dreadful day") < lines.index(
-        "[0] text-classification started"
-    )
+    assert lines.index("  [0] summarization  text=what a dreadful day") < lines.index("[0] summarization started")
     rejected = cli("run", "is this text positive?", "--approve", stdin="n\nnot now\n")
     assert rejected.returncode == 1
     assert "I stopped before running any model: the user rejected the plan: not now." in rejected.stdout
@@ -129,7 +118,7 @@ def test_an_unreachable_controller_is_one_clear_line_and_exit_1(cli, tmp_path):
 def test_demo_copies_its_samples_and_runs_a_request_over_them(cli, tmp_path):
     out = cli("demo", "--dir", str(tmp_path / "demo"), "--thread", "demo")
     assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["memo.wav", "street.png"]
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["memo.wav", "sign.png"]
     assert out.stdout.startswith(f"Demo in {tmp_path / 'demo'}: Transcribe memo.wav")
     assert ANSWER in out.stdout
-    assert (tmp_path / "home" / "models" / "tiny-object-detection" / "config.json").is_file()
+    assert not (tmp_path / "home" / "models").exists()  # the demo builds no random-weight model

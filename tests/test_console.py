@@ -177,7 +177,8 @@ async def test_the_answer_prints_token_by_token_while_the_controller_writes_it(m
     context = make_context(plan, {"c": ("text-classification", echo())}, llm=llm)
     printer = Recorder()
     state = await _stream(build_graph(InMemorySaver()), {"request": "is it positive?"}, "t5", context, printer)
-    assert state["answer"] == ANSWER
+    report = "- \u201cwhat a fine day\u201d is labelled c(what a fine day)"
+    assert state["answer"] == f"{ANSWER}\n\n{report}"
     tokens = [text for kind, text in printer.log if kind == "token"]
     assert tokens == ["The ", "text ", "reads ", "as ", "positive, ", "with ", "confidence."]
     # Every token was shown before the answer stage ended, not replayed from its update.
@@ -185,7 +186,7 @@ async def test_the_answer_prints_token_by_token_while_the_controller_writes_it(m
     shown = printer.shown.getvalue()
     assert shown.count(ANSWER) == 1
     lines = shown.splitlines()
-    assert lines[0] == "Plan (1 task):" and lines[lines.index("Answer:") + 1] == ANSWER
+    assert lines[0] == "Plan (1 task):" and lines[lines.index("Answer:") + 1 :][:3] == [ANSWER, "", report]
 
 
 async def test_a_rich_run_ends_with_the_tasks_done_and_the_answer_in_its_panel(make_context):

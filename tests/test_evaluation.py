@@ -103,6 +103,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "steps": "inline",
         "step_vote": True,
         "back_references": True,
+        "direct_gate": True,
         "repair": True,
     }
     assert report.sample == str(data)  # all the records: no part, sample or limit to describe

@@ -46,7 +46,7 @@ async def test_an_agent_hands_a_request_to_hugginggraph_and_gets_its_answer_and_
 
     reply = next(message for message in messages if isinstance(message, ToolMessage))
     image = Path(reply.artifact["results"][0].artifacts[0].path)
-    assert reply.content == f"{ANSWER}\nimage: {image}"
+    assert reply.content == f"{ANSWER}\n\n- I drew \u201ca red fox\u201d: {image}\nimage: {image}"
     assert image.is_file() and image.is_relative_to(context.artifacts_dir)
     assert messages[-1].content == FINAL
 

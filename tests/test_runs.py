@@ -5,7 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import echo
+from conftest import echo, lead
 
 from hugginggraph import NothingSaved, aapprove, ahistory, aresume, arun, athreads
 
@@ -30,11 +30,11 @@ async def test_turns_on_a_thread_keep_the_chat_and_start_with_fresh_results(make
     out2 = await arun("second request", second, thread_id="chat", checkpoint_path=db)
     assert sorted(out2["results"]) == [0] and out2["results"][0].text == "c(three)"
     assert sorted(out2["choices"]) == [0]
-    assert out2["answer"] == "second answer"
+    assert lead(out2["answer"]) == "second answer"
 
     history = await ahistory("chat", checkpoint_path=db)
     latest = history[0].values
-    assert [m.text for m in latest["messages"]] == ["first request", out1["answer"], "second request", "second answer"]
+    assert [m.text for m in latest["messages"]] == ["first request", out1["answer"], "second request", out2["answer"]]
     assert len(history) > 8 and not seen_history
     assert await athreads(checkpoint_path=db) == ["chat"]
 

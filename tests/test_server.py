@@ -1,6 +1,6 @@
 """HuggingGraph on the LangGraph server. The slow tests run `langgraph dev` on langgraph.json and drive it over HTTP
-as docs/server.md shows: the controller is the fake OpenAI-compatible server, the expert a tiny real model in the
-server's data directory, nothing leaves loopback. The fast ones check what the server relies on, in process."""
+as docs/server.md shows: the controller is the fake OpenAI-compatible server, which is also the expert (it summarizes),
+nothing leaves loopback. The fast ones check what the server relies on, in process."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import echo, lead
 from langgraph_server import GRAPH, Server, langgraph_dev
 
 from hugginggraph import Limits, build_graph
@@ -18,21 +19,20 @@ from hugginggraph.runs import athreads
 from hugginggraph.server import ServerOptions, checkpointer, served_context
 from hugginggraph.settings import ENVIRONMENT, Settings
 from hugginggraph.testing import ScriptedChatModel
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 slow = pytest.mark.slow
 
-STEP = "say whether the text is positive or negative"
-PLAN = [{"step": STEP, "task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
-ANSWER = "The text reads as positive."
-REQUEST = "is this text positive?"
+STEP = "summarize the text"
+PLAN = [{"step": STEP, "task": "summarization", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}}]
+ANSWER = "The text is about a fine day."
+REQUEST = "summarize this text: what a fine day"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("server")
-    build_tiny_model("text-classification", root / "home" / "models" / "tiny-text-classification")
-    with langgraph_dev(root, {"plan": json.dumps({"tasks": PLAN}), "respond": ANSWER}) as server:
+    replies = {"plan": json.dumps({"tasks": PLAN}), "respond": ANSWER, "chat": "A fine day."}
+    with langgraph_dev(root, replies) as server:
         yield server
 
 
@@ -72,10 +72,10 @@ def server_sent_events(lines: Iterator[str]) -> list[tuple[str, Any]]:
 def test_a_run_answers_with_its_results_and_keeps_its_history(api: httpx.Client):
     thread_id = new_thread(api)
     state = wait(api, thread_id, {"request": REQUEST, "files": []})
-    assert state["answer"] == ANSWER and state["stopped"] is None
+    assert lead(state["answer"]) == ANSWER and state["stopped"] is None
     result = state["results"]["0"]
-    assert result["status"] == "ok" and result["model_id"] == "tiny-text-classification", result
-    assert [task["task"] for task in state["plan"]] == ["text-classification"]
+    assert result["status"] == "ok" and result["model_id"] == "controller-llm/summarization", result
+    assert [task["task"] for task in state["plan"]] == ["summarization"]
 
     history = api.post(f"/threads/{thread_id}/history", json={"limit": 20})
     history.raise_for_status()
@@ -88,7 +88,7 @@ def test_a_run_answers_with_its_results_and_keeps_its_history(api: httpx.Client)
 def test_mode_tasks_only_plans_and_mode_results_runs_without_an_answer(api: httpx.Client, server: Server):
     before = len(server.controller.requests_for("respond"))
     planned = wait(api, new_thread(api), {"request": REQUEST, "mode": "tasks"})
-    assert [task["task"] for task in planned["plan"]] == ["text-classification"]
+    assert [task["task"] for task in planned["plan"]] == ["summarization"]
     assert not planned.get("results") and not planned.get("answer")
     ran = wait(api, new_thread(api), {"request": REQUEST, "mode": "results"})
     assert ran["results"]["0"]["status"] == "ok" and not ran.get("answer")
@@ -100,12 +100,12 @@ def test_approval_pauses_the_run_until_the_user_resumes_it(api: httpx.Client):
     thread_id = new_thread(api)
     paused = wait(api, thread_id, {"request": REQUEST, "approval": True})
     (question,) = paused["__interrupt__"]
-    assert [task["model"] for task in question["value"]["tasks"]] == ["tiny-text-classification"]
+    assert [task["model"] for task in question["value"]["tasks"]] == ["controller-llm/summarization"]
     assert not paused.get("results") and not paused.get("answer")
     assert api.get(f"/threads/{thread_id}/state").json()["next"] == ["approve"]
 
     state = wait(api, thread_id, None, command={"resume": {"action": "approve"}})
-    assert state["answer"] == ANSWER and state["results"]["0"]["status"] == "ok"
+    assert lead(state["answer"]) == ANSWER and state["results"]["0"]["status"] == "ok"
 
 
 @slow
@@ -117,7 +117,7 @@ def test_a_stream_reports_each_stage_and_the_answer_as_it_is_written(api: httpx.
         events = server_sent_events(response.iter_lines())
     assert "error" not in [name for name, _ in events], events
     stages = [node for name, update in events if name == "updates" for node in update]
-    assert stages == ["plan", "validate", "select", "approve", "text-classification#0", "execute", "respond"]
+    assert stages == ["plan", "validate", "select", "approve", "summarization#0", "execute", "respond"]
     messages = [data for name, data in events if name == "messages"]  # (chunk, metadata) pairs
     respond = [chunk for chunk, meta in messages if meta["langgraph_node"] == "respond"]
     tokens = [chunk["content"] for chunk in respond if chunk["type"] == "AIMessageChunk"]
@@ -128,9 +128,9 @@ def test_a_stream_reports_each_stage_and_the_answer_as_it_is_written(api: httpx.
 def test_a_run_context_is_checked_options_and_studio_sees_its_forms(api: httpx.Client, server: Server):
     thread_id, before = new_thread(api), len(server.controller.requests)
     state = wait(api, thread_id, {"request": REQUEST}, context={"model": "openai:other-model", "limits": {"top_k": 1}})
-    assert state["answer"] == ANSWER
+    assert lead(state["answer"]) == ANSWER
     assert {request.body["model"] for request in server.controller.requests[before:]} == {"other-model"}
-    assert state["choices"]["0"]["model_ids"] == ["tiny-text-classification"]  # top_k 1: no fallback
+    assert state["choices"]["0"]["model_ids"] == ["controller-llm/summarization"]  # top_k 1: no fallback
     refused = wait(api, new_thread(api), {"request": REQUEST}, context={"limits": {"top_k": "many"}})
     assert refused["__error__"]["error"] == "ValidationError" and "limits.top_k" in refused["__error__"]["message"]
 
@@ -186,10 +186,10 @@ async def test_the_self_hosting_checkpointer_saves_runs_where_the_cli_reads_them
     environment, make_context, monkeypatch
 ):
     monkeypatch.setenv("HUGGINGGRAPH_CHECKPOINTS", str(environment / "runs.sqlite"))
-    context = make_context(PLAN, {}, llm=ScriptedChatModel(plan=PLAN, respond=ANSWER))
+    context = make_context(PLAN, {"s": ("summarization", echo())}, llm=ScriptedChatModel(plan=PLAN, respond=ANSWER))
     async with checkpointer() as saver:
         state = await build_graph(saver).ainvoke(
             {"request": REQUEST}, {"configurable": {"thread_id": "served"}}, context=context
         )
-    assert state["answer"] == ANSWER
+    assert lead(state["answer"]) == ANSWER
     assert await athreads(checkpoint_path=environment / "runs.sqlite") == ["served"]

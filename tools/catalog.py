@@ -33,6 +33,9 @@ class ModelCard(BaseModel):
     """The library that runs the model (the Hub's `library_name`): runners pick the cards they can run by it."""
     source: str = "local"
     """Where the card came from (`local`, `hub`, `pypi`, ...), shown to users listing the catalog."""
+    random_weights: bool = False
+    """The weights are random (a `models make-tiny` folder, a Hub `tiny-random` test model): it exercises the
+    wiring and its output is noise, so catalogs offer it only when asked and every output of it is labelled."""
 
 
 class CatalogUnavailable(RuntimeError):
@@ -49,6 +52,16 @@ class ModelCatalog(Protocol):
     def get(self, model_id: str) -> ModelCard | None:
         """The card of one model, or None when the catalog does not know it."""
         ...
+
+
+RANDOM_WEIGHTS_NAMES = ("tiny-random",)
+"""Name parts of models published with random weights for tests (the Hub's `hf-internal-testing/tiny-random-*`,
+among the most downloaded models of many tasks)."""
+
+
+def has_random_weights(model_id: str, declared: str | None = None) -> bool:
+    """Whether a model's weights are random: declared in its card (`random_weights: true`) or named so."""
+    return declared == "true" or any(part in model_id for part in RANDOM_WEIGHTS_NAMES)
 
 
 def rank(cards: Iterable[ModelCard]) -> list[ModelCard]:
@@ -120,8 +133,9 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
     task = metadata.get("pipeline_tag") or _task_from_config(folder / "config.json")
     if not task:
         return None
+    card_id = model_id or metadata.get("model_id") or folder.name
     return ModelCard(
-        id=model_id or metadata.get("model_id") or folder.name,
+        id=card_id,
         task=task,
         downloads=int(metadata.get("downloads", 0)),
         likes=int(metadata.get("likes", 0)),
@@ -129,6 +143,7 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
         path=str(folder.resolve()),
         library=metadata.get("library_name", "diffusers" if is_diffusers else "transformers"),
         source=source,
+        random_weights=has_random_weights(card_id, metadata.get("random_weights")),
     )
 
 
@@ -205,10 +220,12 @@ class HFCacheCatalog(InMemoryCatalog):
 class CombinedCatalog:
     """Several catalogs as one, in order of preference: every candidate of the first catalog (ranked as that
     catalog ranks them) before any of the next, so models on this machine come before ones that must be fetched.
-    A model id seen twice keeps its first card; a catalog that is unavailable is skipped."""
+    A model id seen twice keeps its first card; a catalog that is unavailable is skipped. Without
+    `random_weights`, models with random weights are neither offered nor found: their output is noise."""
 
-    def __init__(self, catalogs: Sequence[ModelCatalog]) -> None:
+    def __init__(self, catalogs: Sequence[ModelCatalog], *, random_weights: bool = True) -> None:
         self.catalogs = list(catalogs)
+        self.random_weights = random_weights
 
     def candidates(self, task: str) -> list[ModelCard]:
         merged: dict[str, ModelCard] = {}
@@ -218,7 +235,8 @@ class CombinedCatalog:
             except CatalogUnavailable:
                 continue
             for card in found:
-                merged.setdefault(card.id, card)
+                if self._offers(card):
+                    merged.setdefault(card.id, card)
         return list(merged.values())
 
     def get(self, model_id: str) -> ModelCard | None:
@@ -228,8 +246,11 @@ class CombinedCatalog:
             except CatalogUnavailable:
                 continue
             if card is not None:
-                return card
+                return card if self._offers(card) else None
         return None
+
+    def _offers(self, card: ModelCard) -> bool:
+        return self.random_weights or not card.random_weights
 
 
 def describe(card: ModelCard, budget: int = 200) -> str:

@@ -113,6 +113,12 @@ class DemoBank:
         winner = max(votes, key=lambda task: votes[task])
         return winner if votes[winner] >= majority * sum(votes.values()) else None
 
+    def embedder(self) -> Embed | None:
+        """The embedder the bank is searched with (loaded on first use), for aids that compare other texts the same
+        way (nodes/direct_gate.py); None without one."""
+        index = self._embedded()
+        return None if index is None else index.embed
+
     def _embedded(self) -> _Index | None:
         """The bank embedded, or None without an embedder. Made on first use (one thread does it; the others
         wait)."""
@@ -143,6 +149,11 @@ def step_words(step: str) -> str:
     """A step phrase without its file names and quoted text, which would otherwise decide which steps are nearest
     ("classify example.jpg" came out nearest to "describe example.jpg")."""
     return _QUOTED.sub("it", _FILE_NAME.sub("it", step))
+
+
+def names_file(text: str) -> bool:
+    """Whether the text names a media or text file ("photo.jpg", "notes.txt"), as `step_words` finds them."""
+    return _FILE_NAME.search(text) is not None
 
 
 def _as_matrix(vectors: Any) -> Any:

@@ -39,7 +39,7 @@ from huggingface_hub.errors import HFValidationError, OfflineModeIsEnabled, Repo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 from pydantic import BaseModel, ValidationError
 
-from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, rank
+from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, has_random_weights, rank
 
 logger = logging.getLogger(__name__)
 
@@ -196,6 +196,7 @@ def _card(info: ModelInfo, task: str) -> ModelCard:
         description=_describe(info.card_data),
         library=info.library_name or "unknown",
         source="hub",
+        random_weights=has_random_weights(info.id),
     )
 
 

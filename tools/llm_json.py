@@ -90,11 +90,16 @@ async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: 
             raw = reply.get("raw")
             if isinstance(raw, BaseMessage) and raw.text:
                 return LLMReply(text=raw.text)
+    return LLMReply(text=await ask_text(llm, messages))
+
+
+async def ask_text(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> str:
+    """The controller's plain reply. Raises ControllerUnavailable when it cannot be reached or refuses us."""
     try:
         message = await llm.ainvoke(list(messages))
     except _UNAVAILABLE_ERRORS as error:
         raise _unavailable(error) from error
-    return LLMReply(text=message.text)
+    return message.text
 
 
 MAX_DEPTH = 64

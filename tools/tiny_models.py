@@ -137,7 +137,10 @@ def build_tiny_model(task: str, folder: Path, *, downloads: int = 0, model_id: s
 
 def _write_card(folder: Path, task: str, downloads: int, model_id: str, architecture: str) -> None:
     library = "diffusers" if (folder / "model_index.json").is_file() else "transformers"
-    front_matter = f"pipeline_tag: {task}\nlibrary_name: {library}\ndownloads: {downloads}\nmodel_id: {model_id}"
+    front_matter = (
+        f"pipeline_tag: {task}\nlibrary_name: {library}\ndownloads: {downloads}\nmodel_id: {model_id}\n"
+        "random_weights: true"
+    )
     body = f"Tiny random {architecture} for tests."
     (folder / "README.md").write_text(f"---\n{front_matter}\n---\n\n{body}\n", encoding="utf-8")
 

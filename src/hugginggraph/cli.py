@@ -29,7 +29,7 @@ def _models_list(args: argparse.Namespace) -> int:
     from hugginggraph.defaults import default_catalog
     from hugginggraph.tools.tasks import TASKS
 
-    catalog = default_catalog(args.models_dir, hub=args.hub)
+    catalog = default_catalog(args.models_dir, hub=args.hub, random_models=args.random_models)
     rows = [
         (card.task, card.id, card.source, card.library, str(card.downloads))
         for task in TASKS
@@ -86,6 +86,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "base_url": args.base_url,
         "models_dirs": args.models_dir or None,
         "hub": args.hub or None,
+        "random_models": args.random_models or None,
         "checkpoint_path": args.checkpoints,
         "checkpoint_url": args.checkpoint_url,
     }
@@ -200,28 +201,20 @@ def _chat(args: argparse.Namespace) -> int:
     return asyncio.run(_turns(args, requests, args.file)) if requests else 0
 
 
-DEMO_FILES = ("memo.wav", "street.png")
-DEMO_REQUEST = "Transcribe memo.wav, summarize what it asks for, and tell me what objects are in street.png."
+DEMO_FILES = ("memo.wav", "sign.png")
+DEMO_REQUEST = "Transcribe memo.wav, summarize it, read the summary aloud, and read the text on sign.png."
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """The README's first run: the bundled recording and picture, copied into a folder, and one request over both.
-    Speech recognition uses real Whisper (`models install-offline`); the object detector is a tiny random model
-    built here, so its boxes are noise: it shows the wiring, not vision."""
+    """The README's first run: the bundled recording and picture, copied into a folder, and one request over both,
+    every task of which has real offline weights (`models install-offline` and the README's extras)."""
     import shutil
     from importlib.resources import as_file, files
-
-    from hugginggraph.defaults import models_dir
 
     args.dir.mkdir(parents=True, exist_ok=True)
     for name in DEMO_FILES:
         with as_file(files("hugginggraph").joinpath("samples", name)) as sample:
             shutil.copyfile(sample, args.dir / name)
-    detector = models_dir() / "tiny-object-detection"
-    if not detector.is_dir():
-        from hugginggraph.tools.tiny_models import build_tiny_model
-
-        build_tiny_model("object-detection", detector)
     print(f"Demo in {args.dir}: {DEMO_REQUEST}\n")
     return asyncio.run(_turns(args, [DEMO_REQUEST], DEMO_FILES, args.dir.resolve()))
 
@@ -282,11 +275,18 @@ APPROVE_HELP = (
 )
 
 
+RANDOM_MODELS_HELP = (
+    "also offer models with random weights (`models make-tiny`), to try the wiring: their outputs are noise, "
+    "labelled so"
+)
+
+
 def _configuration_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-1.5b)")
     command.add_argument("--base-url", help="an OpenAI-compatible server for openai: models")
     command.add_argument("--models-dir", type=Path, action="append", default=[], help="more model folders")
     command.add_argument("--hub", action="store_true", help="also use the Hugging Face Hub's models")
+    command.add_argument("--random-models", action="store_true", help=RANDOM_MODELS_HELP)
     command.add_argument("--checkpoints", type=Path, help="the SQLite file runs are saved in")
     command.add_argument(
         "--checkpoint-url",
@@ -314,7 +314,7 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("--approve", action="store_true", help=APPROVE_HELP)
         _configuration_flags(command)
         command.set_defaults(run=action)
-    demo = commands.add_parser("demo", help="one request over a bundled recording and picture")
+    demo = commands.add_parser("demo", help="one request over a bundled recording and a picture of a sign")
     demo.add_argument("--dir", type=Path, default=Path("hugginggraph-demo"), help="where to put the sample files")
     demo.add_argument("--thread", help="the thread id to save the run under")
     _configuration_flags(demo)
@@ -346,6 +346,7 @@ def parser() -> argparse.ArgumentParser:
     listing = models.add_parser("list", help="list the catalog: task, model, where it comes from")
     listing.add_argument("--models-dir", type=Path, action="append", default=[], help="also list model folders here")
     listing.add_argument("--hub", action="store_true", help="also ask the Hugging Face Hub (needs network)")
+    listing.add_argument("--random-models", action="store_true", help=RANDOM_MODELS_HELP)
     listing.set_defaults(run=_models_list)
 
     tiny = models.add_parser("make-tiny", help="build tiny random-weight models for trying the graph offline")

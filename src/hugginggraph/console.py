@@ -52,6 +52,14 @@ def _how(choice: ModelChoice) -> str:
     return f"chosen by the controller: {choice.reason}" if choice.asked_llm else choice.reason
 
 
+RANDOM_WEIGHTS_LABEL = "random weights: noise, not a result"
+
+
+def _made_by(result: TaskResult) -> str:
+    """The model that made a result, labelled when its weights are random."""
+    return f"{result.model_id}, {RANDOM_WEIGHTS_LABEL}" if result.random_weights else str(result.model_id)
+
+
 def _files(state: Mapping[str, Any]) -> list[str]:
     results: Mapping[int, TaskResult] = state.get("results", {})
     return [artifact.path for result in results.values() for artifact in result.artifacts]
@@ -147,7 +155,7 @@ class RunPrinter:
     def finished(self, result: TaskResult) -> None:
         if result.status == "ok":
             took = f", {result.duration_s:.1f} s" if result.duration_s is not None else ""
-            self.line(f"[{result.task_id}] {result.task} ok ({result.model_id}{took}): {_cut(result.text)}")
+            self.line(f"[{result.task_id}] {result.task} ok ({_made_by(result)}{took}): {_cut(result.text)}")
         else:
             self.line(f"[{result.task_id}] {result.task} {result.status}: {result.error}")
 
@@ -160,7 +168,12 @@ class RunPrinter:
             self.line(answer)
         else:
             self.line()  # ends the streamed answer's last line
-            if answer != self.streamed:  # its file paths were checked, or the controller failed on the way
+            lead = self.streamed.strip()
+            if answer.startswith(lead):  # the report of each task follows the streamed lead
+                if rest := answer[len(lead) :].strip():
+                    self.line()
+                    self.line(rest)
+            else:  # its file paths were checked, or the controller failed on the way
                 self.line()
                 self.line("Final answer:")
                 self.line(answer)
@@ -195,7 +208,7 @@ class _Row:
             return Text(f"running ({self.model or 'model'}) {now - self.started:.0f} s", style="cyan")
         if result.status == "ok":
             took = f" in {result.duration_s:.1f} s" if result.duration_s is not None else ""
-            return Text.assemble((f"done{took}", "green"), (f" ({result.model_id})", "dim"))
+            return Text.assemble((f"done{took}", "green"), (f" ({_made_by(result)})", "dim"))
         return Text(f"{result.status}: {result.error}", style="red" if result.status == "failed" else "yellow")
 
     def output(self) -> Text:

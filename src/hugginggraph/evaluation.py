@@ -60,6 +60,7 @@ class EvalOptions(BaseModel):
     steps: StepsAid = PlanningAids.steps
     step_vote: bool = PlanningAids.step_vote
     back_references: bool = PlanningAids.back_references
+    direct_gate: bool = PlanningAids.direct_gate
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
     replies_from: Path | None = None
@@ -204,6 +205,7 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
         ("--no-fix-pass", "never ask for a second plan"),
         ("--no-step-vote", "keep the task types the controller names, whatever their steps say"),
         ("--no-back-references", 'keep literal text that stands for an earlier result ("the summary")'),
+        ("--no-direct-gate", "plan every request, even one that looks like it needs no model"),
         ("--no-repair", "score the planner's raw plans, not the validated and repaired ones"),
     ]:
         command.add_argument(flag, dest=flag[5:].replace("-", "_"), action="store_false", help=about)

@@ -30,6 +30,7 @@ ENVIRONMENT = {
     "HUGGINGGRAPH_CHECKPOINTS": "checkpoint_path",
     "HUGGINGGRAPH_CHECKPOINT_URL": "checkpoint_url",
     "HUGGINGGRAPH_ISOLATE_MODELS": "isolate_models",
+    "HUGGINGGRAPH_RANDOM_MODELS": "random_models",
 }
 """Environment variable → setting."""
 
@@ -59,6 +60,9 @@ class Settings(BaseModel):
     """The SQLite file runs are saved in (default: in the user data directory)."""
     checkpoint_url: SecretStr | None = None
     """A `postgresql://` URL: save runs in that database instead of SQLite (a secret: it may hold a password)."""
+    random_models: bool = False
+    """Also offer models with random weights (`models make-tiny` folders, the Hub's `tiny-random` test models),
+    for trying the wiring offline; their outputs are noise and are labelled so wherever they are shown."""
     isolate_models: bool = False
     """Run local models in a child process per call, so a timed-out call is killed, not left computing
     (`SubprocessRunner`); each call then pays a process start and a model load."""

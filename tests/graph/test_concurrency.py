@@ -125,7 +125,7 @@ async def one_run(graph: HuggingGraph, context: HuggingGraphContext, n: int) -> 
 def check_runs_kept_apart(states: list[dict[str, Any]], loads: CountingLoads) -> None:
     for n, state in enumerate(states):
         own = f"job-{n}"
-        assert state["answer"] == f"answer for {own}", state["answer"]
+        assert set(MARKER.findall(state["answer"])) == {own}, state["answer"]  # its lead, or its results' report
         for result in state["results"].values():
             assert result.status == "ok" and set(MARKER.findall(result.text)) == {own}, result
     assert loads.loads == Counter(MODELS.values()), "each model loads once"
@@ -156,6 +156,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     replies: Replies = {
         "plan": lambda texts: json.dumps({"tasks": marked_plan(texts[-1], ["text-classification"])}),
         "respond": lambda texts: markers_named(texts[-1]),
+        # The tiny model and the controller itself both classify: the tiny one is chosen, so the pool is measured.
+        "select": json.dumps({"model_id": "tiny-text-classification", "reason": "the tiny real model"}),
     }
     with langgraph_dev(root, replies, jobs=RUNS) as server:
         yield server
@@ -178,8 +180,9 @@ async def test_concurrent_runs_through_langgraph_dev_keep_to_themselves(server: 
         outcomes = await asyncio.gather(*(run_over_http(client, n) for n in range(RUNS)))
     for n, (state, values) in enumerate(outcomes):
         own = f"job-{n}"
-        assert state["answer"] == f"answer for {own}", server.log_tail(start)
+        assert set(MARKER.findall(state["answer"])) == {own}, server.log_tail(start)
         assert MARKER.findall(state["plan"][0]["args"]["text"]) == [own]
         assert state["results"]["0"]["status"] == "ok" and values["request"] == request(n)
-    stages = [r.stage for r in server.controller.requests[asked:] if r.stage in ("plan", "respond")]
-    assert stages.index("respond") > 1, f"the runs did not overlap: {stages}"
+    # Random-weight results get no written answer: a second plan before the first model choice shows the overlap.
+    stages = [r.stage for r in server.controller.requests[asked:] if r.stage in ("plan", "select")]
+    assert stages.index("select") > 1, f"the runs did not overlap: {stages}"

@@ -125,7 +125,9 @@ async def test_no_model_for_a_task_fails_it_with_that_reason(make_context, run_g
     plan = [summarize(0, "text"), classify(1)]
     out = await run_graph(make_context(plan, {"cls": ("text-classification", echo())}))
     assert statuses(out) == {0: "failed", 1: "ok"}
-    assert out["results"][0].error == "no model available for task 'summarization'"
+    error = out["results"][0].error
+    assert error.startswith("no model available for task 'summarization' on this machine; ")
+    assert "`--hub`" in error and "HF_TOKEN" in error and "`--models-dir FOLDER`" in error  # what would run it
 
 
 async def test_unparsable_plan_ends_with_a_clear_error(make_context, run_graph):

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import echo
+from conftest import echo, lead
 from langgraph.types import Command
 
 from hugginggraph import aapprove, arun, build_graph, pending_approval, sqlite_checkpointer
@@ -57,7 +57,7 @@ async def test_approve_runs_the_plan_as_shown(context, db):
     await paused(context, db)
     out = await aapprove("t", {"action": "approve"}, context, checkpoint_path=db)
     assert pending_approval(out) is None
-    assert out["results"][1].text == "s(c(what a fine day))" and out["answer"] == "Done."
+    assert out["results"][1].text == "s(c(what a fine day))" and lead(out["answer"]) == "Done."
 
 
 async def test_reject_ends_the_run_saying_why_and_runs_nothing(context, db):

