@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hugginggraph.prompts import load_json
+from hugginggraph.tools.embedding_cache import Embed, disk_cached
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TEXT_EXTENSIONS, TaskSpec
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,6 @@ STEP_MAJORITY = 0.6
 """The share of the (similarity-weighted) vote a task type needs to win; otherwise the controller's choice stands."""
 _FILE_NAME = re.compile(rf"[\w\-]+\.(?:{MEDIA_EXTENSIONS}|{TEXT_EXTENSIONS})\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-Embed = Callable[[list[str]], Any]
-"""Texts in, one unit-length vector per text out (a torch tensor or numpy array), so a dot product is a cosine."""
 
 
 class Demo(BaseModel):
@@ -172,7 +170,8 @@ def minilm_embedder() -> Embed | None:
     if card is None:
         log.warning("%s is not installed (hugginggraph models install-offline): planning uses static demos", MINILM_ID)
         return None
-    return load_encoder(card).embed
+    # The bank's and the gate's labelled texts are the same in every process: their vectors are read from disk.
+    return disk_cached(load_encoder(card).embed, default_data_dir() / "embeddings", f"{MINILM_ID} {card.path}")
 
 
 @cache
