@@ -23,9 +23,10 @@ MIN_SAVED_TEXTS = 16
 
 
 def disk_cached(embed: Embed, folder: Path, model: str) -> Embed:
-    """`embed` giving numpy vectors, with the vectors of lists of `MIN_SAVED_TEXTS` or more texts saved under `folder` and read back by
-    later calls (in any process) for the same `model` and texts. A file is written under a temporary name and
-    renamed into place, so a reader never sees part of one; an unreadable file is embedded and written again."""
+    """`embed` giving numpy vectors, with the vectors of lists of `MIN_SAVED_TEXTS` or more texts saved under
+    `folder` and read back by later calls (in any process) for the same `model` and texts. A file is written under a
+    temporary name and renamed into place, so a reader never sees part of one; an unreadable file is embedded and
+    written again."""
 
     def cached(texts: list[str]) -> Any:
         import numpy as np
