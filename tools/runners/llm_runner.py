@@ -32,6 +32,11 @@ class TaskPrompt(BaseModel):
     user: str
 
 
+def controller_tasks() -> list[str]:
+    """The task types the controller LLM does itself, as `LLMRunner` offers them."""
+    return list(load_json("llm_tasks"))
+
+
 class LLMRunner:
     """Runs the `llm` cards with a chat model. Arguments as the other runners read them (`task_inputs`), plus
     `language` for translation (default English) and `length` for summarization."""
