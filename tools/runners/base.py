@@ -7,7 +7,7 @@ the controller LLM itself all sit behind this one small interface.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -48,3 +48,25 @@ def checked_output(value: object) -> RunnerOutput:
     if not isinstance(value, RunnerOutput):
         raise TypeError(f"the runner returned {type(value).__name__}, not a RunnerOutput")
     return value
+
+
+class OneTaskRunner:
+    """The checks shared by runners of one library's cards for one task, whose calls read one argument."""
+
+    library: ClassVar[str]
+    task: ClassVar[str]
+    reads: ClassVar[tuple[str, str]]
+    """The argument a call reads, and what it must hold (for the error when it is missing)."""
+
+    def can_run(self, card: ModelCard) -> bool:
+        return card.library == self.library and card.task == self.task
+
+    def argument(self, card: ModelCard, task: str, inputs: dict[str, str]) -> str:
+        """The argument the call reads. Raises ValueError for another task or a missing or blank argument."""
+        if task != self.task:
+            raise ValueError(f"{card.id} cannot do {task}; it does {self.task}")
+        name, what = self.reads
+        value = inputs.get(name, "")
+        if not value.strip():
+            raise ValueError(f'{self.task} needs {what} in "{name}"')
+        return value

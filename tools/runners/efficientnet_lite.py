@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
 from hugginggraph.tools.runners.task_inputs import read_image
@@ -132,12 +132,16 @@ def _install_hint() -> str:
     return f"run `pip install {packages}` (or `pip install hugginggraph[vision]`)"
 
 
-class EfficientNetLiteRunner:
+class EfficientNetLiteRunner(OneTaskRunner):
     """Runs `efficientnet-lite-pytorch` cards for `image-classification`: `inputs["image"]` is a picture's path.
 
     Networks stay loaded in a `ModelPool`, one load per model id and one call per network at a time. By default
     nothing is evicted: a Lite network holds tens of megabytes.
     """
+
+    library = LIBRARY
+    task = TASK
+    reads = ("image", "the path of a picture")
 
     def __init__(self, torch_threads: int | None = None, max_bytes: int | None = None) -> None:
         self.torch_threads = torch_threads
@@ -152,14 +156,8 @@ class EfficientNetLiteRunner:
         """How many models this runner has loaded: lets callers check that a model loads once."""
         return self.pool.loads
 
-    def can_run(self, card: ModelCard) -> bool:
-        return card.library == LIBRARY and card.task == TASK
-
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        if task != TASK:
-            raise ValueError(f"{card.id} cannot do {task}; it does {TASK}")
-        if not inputs.get("image"):
-            raise ValueError('image-classification needs the path of a picture in "image"')
+        self.argument(card, task, inputs)
         return await asyncio.to_thread(self._classify, card, inputs, artifacts)
 
     def _classify(self, card: ModelCard, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:

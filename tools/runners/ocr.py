@@ -25,7 +25,7 @@ from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool
 from hugginggraph.tools.runners.task_inputs import read_image
 
@@ -120,12 +120,16 @@ def ocr_output(boxes: Sequence[TextBox], image: str) -> RunnerOutput:
     return RunnerOutput(text=text, data={"text": text, "regions": regions})
 
 
-class RapidOCRRunner:
+class RapidOCRRunner(OneTaskRunner):
     """Runs `rapidocr` cards for `image-to-text`: the text written in the picture at `inputs["image"]`.
 
     Engines stay loaded in a `ModelPool`, one load per model id and one call per engine at a time. By default
     nothing is evicted: the three models take tens of megabytes.
     """
+
+    library = LIBRARY
+    task = TASK
+    reads = ("image", "the path of a picture")
 
     def __init__(self, threads: int | None = None, max_loaded: int | None = None) -> None:
         self.threads = threads
@@ -138,15 +142,8 @@ class RapidOCRRunner:
         """How many engines this runner has loaded: lets callers check that a model loads once."""
         return self.pool.loads
 
-    def can_run(self, card: ModelCard) -> bool:
-        return card.library == LIBRARY and card.task == TASK
-
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        if task != TASK:
-            raise ValueError(f"{card.id} cannot do {task}; it does {TASK}")
-        if not inputs.get("image"):
-            raise ValueError('image-to-text needs the path of a picture in "image"')
-        return await asyncio.to_thread(self._read, card, inputs["image"])
+        return await asyncio.to_thread(self._read, card, self.argument(card, task, inputs))
 
     def _read(self, card: ModelCard, image: str) -> RunnerOutput:
         picture = read_image(image)  # an unreadable file fails before any model loads

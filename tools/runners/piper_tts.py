@@ -28,7 +28,7 @@ from pathlib import Path
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 
 LIBRARY = "piper"
 """The `library` of the cards this runner runs."""
@@ -42,18 +42,15 @@ LOG_TAIL_CHARS = 600
 """How much of a failed child's stderr its error keeps: the end, where Python puts the exception."""
 
 
-class PiperRunner:
+class PiperRunner(OneTaskRunner):
     """Runs `piper` cards for `text-to-speech`: `inputs["text"]` is spoken into the task's WAV artifact."""
 
-    def can_run(self, card: ModelCard) -> bool:
-        return card.library == LIBRARY and card.task == TASK
+    library = LIBRARY
+    task = TASK
+    reads = ("text", "the words to speak")
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        if task != TASK:
-            raise ValueError(f"{card.id} cannot do {task}; it does {TASK}")
-        text = inputs.get("text", "")
-        if not text.strip():
-            raise ValueError('text-to-speech needs the words to speak in "text"')
+        text = self.argument(card, task, inputs)
         wav = await run_child(piper_command(card), text.encode("utf-8"))
         seconds, sampling_rate = _wav_length(wav)
         artifact = artifacts.save_bytes(wav, ".wav", "audio", TASK)

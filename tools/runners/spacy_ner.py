@@ -18,7 +18,7 @@ from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool
 
 LIBRARY = "spacy"
@@ -37,12 +37,16 @@ def entities_text(entities: list[dict[str, Any]]) -> str:
     return ", ".join(f"{entity['word']} ({entity['entity_group']})" for entity in entities) or NOTHING_FOUND
 
 
-class SpacyNERRunner:
+class SpacyNERRunner(OneTaskRunner):
     """Runs `spacy` cards for `token-classification`: the named entities of `inputs["text"]`.
 
     Pipelines stay loaded in a `ModelPool`, one load per model id and one call per pipeline at a time. By default
     nothing is evicted: spaCy's small pipelines take tens of megabytes.
     """
+
+    library = LIBRARY
+    task = TASK
+    reads = ("text", "the text to search for entities")
 
     def __init__(self, max_loaded: int | None = None) -> None:
         self.pool: ModelPool[Any] = ModelPool(self._load, max_loaded=max_loaded)
@@ -53,15 +57,8 @@ class SpacyNERRunner:
         """How many pipelines this runner has loaded: lets callers check that a pipeline loads once."""
         return self.pool.loads
 
-    def can_run(self, card: ModelCard) -> bool:
-        return card.library == LIBRARY and card.task == TASK
-
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        if task != TASK:
-            raise ValueError(f"{card.id} cannot do {task}; it does {TASK}")
-        text = inputs.get("text", "")
-        if not text.strip():
-            raise ValueError('token-classification needs the text to search for entities in "text"')
+        text = self.argument(card, task, inputs)
         return await asyncio.to_thread(self._find_entities, card, text)
 
     def _find_entities(self, card: ModelCard, text: str) -> RunnerOutput:

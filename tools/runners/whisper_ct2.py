@@ -18,7 +18,7 @@ from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool
 
 LIBRARY = "ctranslate2"
@@ -30,12 +30,16 @@ FASTER_WHISPER = "faster-whisper==1.2.1"
 """The version tested here; the error for a missing install names it."""
 
 
-class WhisperCT2Runner:
+class WhisperCT2Runner(OneTaskRunner):
     """Runs `ctranslate2` Whisper cards for `automatic-speech-recognition`: `inputs["audio"]` is a sound file.
 
     Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time (calls on one model
     would only compete for the same `cpu_threads`). By default nothing is evicted: one or two are installed.
     """
+
+    library = LIBRARY
+    task = TASK
+    reads = ("audio", "the path of a sound file")
 
     def __init__(
         self,
@@ -61,13 +65,8 @@ class WhisperCT2Runner:
         """How many models this runner has loaded: lets callers check that a model loads once."""
         return self.pool.loads
 
-    def can_run(self, card: ModelCard) -> bool:
-        return card.library == LIBRARY and card.task == TASK
-
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        if task != TASK:
-            raise ValueError(f"{card.id} cannot do {task}; it does {TASK}")
-        return await asyncio.to_thread(self._transcribe, card, inputs["audio"])
+        return await asyncio.to_thread(self._transcribe, card, self.argument(card, task, inputs))
 
     def _transcribe(self, card: ModelCard, audio: str) -> RunnerOutput:
         with self.pool.use(card) as model:
