@@ -51,13 +51,7 @@ def real_context(models: Path, workspace: Path, llm: ScriptedChatModel) -> Huggi
 
 
 async def test_four_tasks_hand_off_text_and_an_image_through_real_models(models, workspace, run_graph):
-    def answer(messages):
-        lines = messages[0].text.split("Results:", 1)[1].splitlines()
-        depth = next(line for line in lines if line.startswith("  files: ")).removeprefix("  files: ")
-        label = lines[lines.index(next(line for line in lines if line.startswith("Task 1 "))) + 1]
-        return f"The depth map is at {depth}; the story was labelled {label.removeprefix('  output: ')}."
-
-    context = real_context(models, workspace, ScriptedChatModel(plan=PLAN, respond=answer))
+    context = real_context(models, workspace, ScriptedChatModel(plan=PLAN))
     out = await run_graph(context, request="write, label, map depth, classify", files=["street.png"])
 
     results = out["results"]
@@ -70,7 +64,9 @@ async def test_four_tasks_hand_off_text_and_an_image_through_real_models(models,
     assert depth_map.kind == "image" and Path(depth_map.path).is_file()
     assert Image.open(depth_map.path).size == (48, 40)
     assert kind.data[0]["label"] in {"cat", "dog", "bird"}  # classified the depth map: the image hand-off
-    assert out["answer"].startswith(f"The depth map is at {depth_map.path};")
+    # Tiny models have random weights: the answer reports each result as noise, and the controller writes none of it.
+    assert context.llm.calls == ["plan"] and out["answer"].count("random weights: this is noise") == 4
+    assert depth_map.path in out["answer"]
     assert [task.id for task in out["plan"]] == [0, 1, 2, 3] and out["plan_repairs"] == []
 
 
