@@ -174,7 +174,7 @@ def _input_words(task: Task, plan: Mapping[int, Task]) -> str:
     """The task's main input as the user would name it: a file's name, a short text quoted, or the earlier result
     it reads ("the transcript")."""
     spec = TASKS.get(task.task)
-    names = [name for name in (spec.inputs if spec else ()) if name in task.args] or list(task.args)
+    names: list[str] = [name for name in (spec.inputs if spec else ()) if name in task.args] or list(task.args)
     if not names:
         return "the request"
     value = task.args[names[0]].strip()

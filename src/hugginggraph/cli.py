@@ -64,7 +64,7 @@ def _runs_with(cards: list[Any], by_controller: bool) -> str:
     return "nothing offline: needs the Hub (--hub; HF_TOKEN for its inference providers) or --models-dir FOLDER"
 
 
-def _table(rows: list[tuple[str, ...]]) -> None:
+def _table(rows: Sequence[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
