@@ -33,6 +33,7 @@ from hugginggraph.nodes.step_vote import retype_by_steps
 from hugginggraph.nodes.task_options import with_task_options
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
+from hugginggraph.tools.artifacts import InputFileError, inside_workspace
 from hugginggraph.tools.demo_bank import Demo, DemoBank
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json, storable
 from hugginggraph.tools.tasks import TASKS, TaskSpec
@@ -327,6 +328,17 @@ def _input_error(request: str, mode: str) -> str | None:
     return None
 
 
+def _files_error(files: Sequence[str], context: HuggingGraphContext) -> str | None:
+    """Why an input file the user gave cannot be used: one outside the workspace is refused before any planning,
+    since a plan could only mention it and fail (a missing one is left to the task that reads it)."""
+    try:
+        for name in files:
+            inside_workspace(name, context.workspace)
+    except InputFileError as error:
+        return str(error)
+    return None
+
+
 async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     context = await context_of(runtime)
     # A new turn on a thread starts afresh: the reducers would otherwise merge the last turn's values in.
@@ -346,7 +358,7 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
 async def _draft(state: GraphState, context: HuggingGraphContext, meter: LLMMeter) -> dict[str, Any]:
     """The raw plan and the request as the chat's next message; or why there is no plan."""
     request = state.get("request", "").strip()
-    if error := _input_error(request, state.get("mode", "full")):
+    if error := _input_error(request, state.get("mode", "full")) or _files_error(state.get("files", []), context):
         return {"raw_plan": [], "plan_error": error}
     asked = {"messages": [HumanMessage(request)]}
     with meter:

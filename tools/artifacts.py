@@ -125,6 +125,25 @@ def read_text_file(value: str, workspace: Path) -> str | None:
         raise InputFileError(f"input file {value!r} is not UTF-8 text") from None
 
 
+def inside_workspace(value: str, workspace: Path) -> Path:
+    """The absolute path an argument names, `..` and symlinks resolved, whether or not the file exists.
+
+    Raises InputFileError when it is not a usable path or lies outside the workspace.
+    """
+    root = workspace.resolve()
+    try:
+        path = (root / Path(value).expanduser()).resolve()  # an absolute `value` replaces the root
+        inside = path.is_relative_to(root)
+    except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, names too long, symlink loops
+        raise InputFileError(f"input file {value!r} is not a usable path ({error})") from None
+    if not inside:
+        raise InputFileError(
+            f"input file {value!r} is outside the workspace {root}: copy it into the workspace, or run with the "
+            "workspace set to a folder that holds it"
+        )
+    return path
+
+
 def resolve_input_file(value: str, workspace: Path) -> Path:
     """The existing file an argument names, as an absolute path with `..` and symlinks resolved: relative to
     `workspace`, or absolute, and in both cases inside it.
@@ -134,16 +153,11 @@ def resolve_input_file(value: str, workspace: Path) -> Path:
     receive, any other file on this machine.
     """
     root = workspace.resolve()
+    path = inside_workspace(value, workspace)
     try:
-        path = (root / Path(value).expanduser()).resolve()  # an absolute `value` replaces the root
-        inside, exists = path.is_relative_to(root), path.is_file()
-    except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, names too long, symlink loops
+        exists = path.is_file()
+    except OSError as error:
         raise InputFileError(f"input file {value!r} is not a usable path ({error})") from None
-    if not inside:
-        raise InputFileError(
-            f"input file {value!r} is outside the workspace {root}: copy it into the workspace, or run with the "
-            "workspace set to a folder that holds it"
-        )
     if not exists:
         raise InputFileError(f"input file {value!r} not found (looked in {root})")
     return path

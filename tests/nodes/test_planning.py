@@ -183,3 +183,11 @@ async def test_a_saved_reply_to_the_same_prompt_answers_the_first_call_and_the_r
 
     other = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption bus.jpg", [])
     assert llm.calls == ["plan"] and not other.replayed and other.prompt_key != asked.prompt_key
+
+
+async def test_an_input_file_outside_the_workspace_is_refused_before_any_planning(make_context, run_graph, tmp_path):
+    context = make_context([{"task": "automatic-speech-recognition", "id": 0, "args": {"audio": "x.wav"}}], {})
+    out = await run_graph(context, request="transcribe it", files=["../elsewhere/memo.wav"])
+    assert out["plan_error"].startswith("input file '../elsewhere/memo.wav' is outside the workspace")
+    assert context.llm.calls == [] and out["plan"] == []
+    assert out["answer"].startswith("I could not carry out this request: input file '../elsewhere/memo.wav' is outside")
