@@ -33,7 +33,9 @@ from hugginggraph.tools.offline_models import offline_model_cards
 from hugginggraph.tools.runners import whisper_ct2
 from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
 
-pytestmark = pytest.mark.slow
+# Not in the default run (`pytest -m first_run` runs them): each request is a cold CLI process on the 1.5B, 40 s to
+# several minutes on 2 cores, which the CI budget cannot hold until the speed work lands.
+pytestmark = [pytest.mark.slow, pytest.mark.first_run, pytest.mark.timeout(900)]
 
 NOTES = "Team meeting on Thursday at 10:30 in room B. Maria will present the budget and Tom will bring the coffee."
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
@@ -189,10 +191,11 @@ def test_a_recording_is_transcribed_and_summarized(user):
     assert "Anna" in out.ok("summarization").text
 
 
-def test_a_transcript_is_read_aloud(user, whisper):
-    out = user("run", "Transcribe memo.wav and read the transcript aloud.", "--file", "memo.wav")
+def test_a_summary_is_read_aloud(user, whisper):
+    request = "Transcribe memo.wav, summarize the transcript and read the summary aloud."
+    out = user("run", request, "--file", "memo.wav")
     spoken = heard(whisper, out.ok("text-to-speech").artifacts[0].path)
-    assert words_heard(spoken, "please book a table for four people at seven tonight") >= 6, spoken
+    assert words_heard(spoken, "a table for four people is being booked at seven tonight") >= 5, spoken
 
 
 def test_two_independent_tasks_both_run(user):
