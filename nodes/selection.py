@@ -1,8 +1,11 @@
 """Stage 2, model selection: one parallel branch per task picks the model to run it.
 
 Candidates come from the catalog, ranked by downloads; the top K are put to the controller LLM as a
-single-choice question whose answer is constrained to their ids. One candidate needs no question; none means
-the task fails with that reason. The other candidates stay on the choice as fallbacks for the executor.
+single-choice question whose answer is constrained to their ids. One candidate needs no question, and neither do
+candidates that are all the project's own offline models and the controller: their order is the one the project
+measured (`offline_models.OFFLINE_MODELS`, best first, the controller last), where the LLM would only guess from
+descriptions. None means the task fails with that reason. The other candidates stay on the choice as fallbacks for
+the executor.
 
 A branch asks within its share of the run's LLM budget (graph/budget.py); a question past it is not asked, and
 the run stops with the reason rather than run a model nobody chose.
@@ -81,6 +84,10 @@ async def ask_for_model(
     return chosen
 
 
+CURATED_SOURCES = frozenset({"pypi", "llm"})
+"""Card sources whose ranking the project measured: the PyPI-shipped experts, then the controller as the expert."""
+
+
 def no_model_reason(task: str) -> str:
     """Why a task has no model, and the settings that would give it one: a user offline meets this for every task
     type whose weights do not install from PyPI (object detection, captions, depth, drawing, ...)."""
@@ -108,6 +115,9 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
         return _failed(task, no_model_reason(task.task))
     if len(candidates) == 1:
         return _chosen(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
+    if all(card.source in CURATED_SOURCES for card in candidates):
+        reason = "the first of the offline models, in the order HuggingGraph measured them"
+        return _chosen(task, candidates, candidates[0].id, reason, asked_llm=False)
     with LLMMeter.for_branch(context.limits, branch["llm_usage"], branch["branch"], branch["branches"]) as meter:
         try:
             meter.check()

@@ -6,7 +6,7 @@ import pytest
 from conftest import echo
 
 from hugginggraph.nodes.selection import choice_from_text, choice_schema
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 
 CANDIDATES = [ModelCard(id=f"org/model-{i}", task="summarization", downloads=100 - i) for i in range(3)]
 
@@ -67,6 +67,39 @@ async def test_one_candidate_needs_no_llm_call(make_context, run_graph):
     out = await run_graph(context)
     assert out["choices"][0].asked_llm is False
     assert context.llm.calls == ["plan", "respond"]
+
+
+async def test_offline_models_and_the_controller_are_taken_in_their_measured_order_without_a_call(
+    make_context, run_graph
+):
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        {"better": ("summarization", echo()), "good": ("summarization", echo()), "llm": ("summarization", echo())},
+        downloads={"better": 2, "good": 1, "llm": 0},
+    )
+    sources = {"better": "pypi", "good": "pypi", "llm": "llm"}
+    cards = [
+        card.model_copy(update={"source": sources[card.id]}) for card in context.catalog.candidates("summarization")
+    ]
+    context = dataclasses.replace(context, catalog=InMemoryCatalog(cards))
+    out = await run_graph(context)
+    choice = out["choices"][0]
+    assert choice.model_ids == ["better", "good", "llm"] and choice.asked_llm is False
+    assert context.llm.calls == ["plan", "respond"]
+
+
+async def test_an_offline_model_beside_a_model_of_the_users_is_put_to_the_controller(make_context, run_graph):
+    context = make_context(
+        [{"task": "summarization", "id": 0, "args": {"text": "t"}}],
+        {"offline": ("summarization", echo()), "mine": ("summarization", echo())},
+    )
+    cards = [
+        card.model_copy(update={"source": "pypi" if card.id == "offline" else "local"})
+        for card in context.catalog.candidates("summarization")
+    ]
+    context = dataclasses.replace(context, catalog=InMemoryCatalog(cards))
+    out = await run_graph(context)
+    assert out["choices"][0].asked_llm is True
 
 
 async def test_an_unusable_choice_reply_falls_back_to_the_most_downloaded(make_context, run_graph):
