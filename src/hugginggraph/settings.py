@@ -12,10 +12,12 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from platformdirs import user_config_dir
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 
@@ -27,6 +29,7 @@ ENVIRONMENT = {
     "OPENAI_BASE_URL": "base_url",
     "OPENAI_API_KEY": "api_key",
     "HUGGINGGRAPH_HUB": "hub",
+    "HUGGINGGRAPH_HUB_DISK_BUDGET_GB": "hub_disk_budget_gb",
     "HUGGINGGRAPH_CHECKPOINTS": "checkpoint_path",
     "HUGGINGGRAPH_CHECKPOINT_URL": "checkpoint_url",
     "HUGGINGGRAPH_ISOLATE_MODELS": "isolate_models",
@@ -54,8 +57,13 @@ class Settings(BaseModel):
     api_key: SecretStr | None = None
     models_dirs: list[Path] = Field(default_factory=list)
     """Extra folders of saved models for the catalog."""
-    hub: bool = False
-    """Also list the Hugging Face Hub's models (needs network)."""
+    hub: bool | Literal["auto"] = "auto"
+    """Also list the Hugging Face Hub's models: "auto" when the Hub answers a short probe at the first run of the
+    process (never with `HF_HUB_OFFLINE=1`; `tools/hub_probe.py`), true always, false never. The environment and the
+    config file take `auto`, or true/false, 1/0, on/off."""
+    hub_disk_budget_gb: float = Field(default=DEFAULT_BUDGET_GB, gt=0)
+    """The most the Hugging Face cache may hold, in GB, after a Hub model is downloaded to run here: a model that
+    would take it past this is not downloaded, and its task moves to the next candidate, saying how to make room."""
     checkpoint_path: Path | None = None
     """The SQLite file runs are saved in (default: in the user data directory)."""
     checkpoint_url: SecretStr | None = None

@@ -153,6 +153,7 @@ def test_the_installed_packages_give_real_model_folders(tmp_path: Path):
         ("spacy/en_core_web_sm", "token-classification"): "config.cfg",
         ("ml-illustrated/efficientnet-lite0", "image-classification"): "efficientnet-lite0-57934424.pth",
         ("RapidAI/RapidOCR", "image-to-text"): "ch_PP-OCRv4_rec_infer.onnx",
+        ("qualcomm/YamNet", "audio-classification"): "YamNet_w8a8.onnx.zip",
     }
     assert set(cards) == set(loads)
     assert all(card.source == "pypi" and (Path(card.path or "") / loads[key]).is_file() for key, card in cards.items())

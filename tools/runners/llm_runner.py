@@ -24,6 +24,9 @@ from hugginggraph.tools.runners.outputs import to_runner_output
 
 LIBRARY = "langchain"
 
+CONTROLLER_NAME = "controller-llm"
+"""The default name of the controller as an expert, the first part of its cards' ids."""
+
 
 class TaskPrompt(BaseModel):
     """One task's prompt: `string.Template`s filled with what the task reads (`TextTask.values`)."""
@@ -41,7 +44,7 @@ class LLMRunner:
     """Runs the `llm` cards with a chat model. Arguments as the other runners read them (`task_inputs`), plus
     `language` for translation (default English) and `length` for summarization."""
 
-    def __init__(self, llm: BaseChatModel, name: str = "controller-llm") -> None:
+    def __init__(self, llm: BaseChatModel, name: str = CONTROLLER_NAME) -> None:
         self.llm = llm
         self.name = name
         self.prompts = {task: TaskPrompt.model_validate(prompt) for task, prompt in load_json("llm_tasks").items()}

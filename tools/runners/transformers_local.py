@@ -23,6 +23,7 @@ from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.auto_tasks import AUTO_TASKS
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.diffusion_tasks import DIFFUSION_TASKS
+from hugginggraph.tools.runners.hub_downloads import HubDownloads
 from hugginggraph.tools.runners.model_sources import model_source
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pipeline_tasks import PIPELINE_TASKS
@@ -60,6 +61,9 @@ class LocalTransformersRunner:
     (GPU memory for CUDA, the machine's RAM for the CPU and for MPS, which shares it), decided at the first
     load; None sets no bound on bytes. Neither a model in use nor the latest one is evicted (see `ModelPool`), so
     the pool may exceed its bounds for a while.
+
+    A card without a folder names a Hub model: `hub_downloads` fetches its files into the Hugging Face cache, within
+    its disk budget and with progress bars, and the model loads from there (default: `HubDownloads()`).
     """
 
     def __init__(
@@ -68,11 +72,14 @@ class LocalTransformersRunner:
         max_loaded: int = 8,
         torch_threads: int | None = None,
         max_bytes: int | Literal["auto"] | None = "auto",
+        hub_downloads: HubDownloads | None = None,
     ) -> None:
         self.device = device
         """The device asked for; "auto" until the first load resolves it (see the class docstring)."""
         self.torch_threads = torch_threads
         """Torch's intra-op threads (process-wide), set at each load; None leaves torch's default."""
+        self.hub_downloads = hub_downloads or HubDownloads()
+        """Fetches the files of Hub models (cards without a folder) before they load."""
         self._auto_max_bytes = max_bytes == "auto"
         self.pool = ModelPool(
             self._load,
@@ -103,6 +110,8 @@ class LocalTransformersRunner:
 
     def _load(self, card: ModelCard) -> Predictor:
         source = model_source(card)  # before torch is even imported
+        if card.path is None:  # a checked Hub id
+            source = self.hub_downloads.fetch(source)
         import torch
 
         if self.torch_threads:
