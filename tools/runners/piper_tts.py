@@ -55,7 +55,7 @@ class PiperRunner(OneTaskRunner):
         seconds, sampling_rate = _wav_length(wav)
         artifact = artifacts.save_bytes(wav, ".wav", "audio", TASK)
         return RunnerOutput(
-            text=f"{seconds:.1f} s of speech written to {artifact.path}",
+            text=f"a recording of the words read aloud, {seconds:.1f} seconds long, saved as {artifact.path}",
             data={"path": artifact.path, "seconds": seconds, "sampling_rate": sampling_rate},
             artifacts=[artifact],
         )

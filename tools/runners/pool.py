@@ -2,8 +2,8 @@
 least recently used models are dropped when the pool holds too many of them or too many bytes.
 
 A runner gives the pool a `load(card)` function and, for a memory bound, a `size_of(card, model)` function, then
-runs every call inside `with pool.use(card) as model:`. The pool is thread-safe: runners call it from
-`asyncio.to_thread` workers.
+runs every call inside `with pool.use(card) as model:`; as a `PooledRunner` it keeps the pool as `pool` and tells
+its count of loads. The pool is thread-safe: runners call it from `asyncio.to_thread` workers.
 
 One lock per model id is held for the whole `with` block. It makes a second caller wait for the first load
 instead of loading the same weights again, and it serialises calls to one model (fast tokenizers, some pipelines
@@ -131,6 +131,19 @@ class ModelPool(Generic[T]):
         too_many = self.max_loaded is not None and len(self._entries) > self.max_loaded
         too_big = self.max_bytes is not None and sum(e.size for e in self._entries.values()) > self.max_bytes
         return too_many or too_big
+
+
+class PooledRunner(Generic[T]):
+    """What every runner that keeps its models in a `ModelPool` shares: the pool, and the count of loads that
+    callers and tests read without reaching into it."""
+
+    pool: ModelPool[T]
+    """The loaded models; the runner's `__init__` builds it with the runner's own load function and bounds."""
+
+    @property
+    def loads(self) -> int:
+        """How many models this runner has loaded: lets callers check that a model loads once."""
+        return self.pool.loads
 
 
 def torch_bytes(value: Any) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
-from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
 from hugginggraph.tools.runners.transformers_names import transformers_names
 
 LIBRARY = "sentence-transformers"
@@ -112,7 +112,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-class SentenceEmbeddingRunner:
+class SentenceEmbeddingRunner(PooledRunner[SentenceEncoder]):
     """Runs `sentence-transformers` cards for `feature-extraction` and `sentence-similarity`.
 
     Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time (fast tokenizers
@@ -124,11 +124,6 @@ class SentenceEmbeddingRunner:
         """Torch's intra-op threads (process-wide), set at each load; None leaves torch's default."""
         self.pool = ModelPool(self._load, max_bytes=max_bytes, size_of=lambda _card, encoder: torch_bytes(encoder))
         """`max_bytes` bounds the encoders' parameters and buffers; None, the default, keeps every encoder loaded."""
-
-    @property
-    def loads(self) -> int:
-        """How many models this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     def can_run(self, card: ModelCard) -> bool:
         return card.library == LIBRARY and card.task in TASKS

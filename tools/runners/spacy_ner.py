@@ -19,7 +19,7 @@ from typing import Any
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
-from hugginggraph.tools.runners.pool import ModelPool
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 
 LIBRARY = "spacy"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -37,7 +37,7 @@ def entities_text(entities: list[dict[str, Any]]) -> str:
     return ", ".join(f"{entity['word']} ({entity['entity_group']})" for entity in entities) or NOTHING_FOUND
 
 
-class SpacyNERRunner(OneTaskRunner):
+class SpacyNERRunner(OneTaskRunner, PooledRunner[Any]):
     """Runs `spacy` cards for `token-classification`: the named entities of `inputs["text"]`.
 
     Pipelines stay loaded in a `ModelPool`, one load per model id and one call per pipeline at a time. By default
@@ -49,13 +49,8 @@ class SpacyNERRunner(OneTaskRunner):
     reads = ("text", "the text to search for entities")
 
     def __init__(self, max_loaded: int | None = None) -> None:
-        self.pool: ModelPool[Any] = ModelPool(self._load, max_loaded=max_loaded)
+        self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many pipelines stay loaded; None, the default, keeps every one."""
-
-    @property
-    def loads(self) -> int:
-        """How many pipelines this runner has loaded: lets callers check that a pipeline loads once."""
-        return self.pool.loads
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         text = self.argument(card, task, inputs)

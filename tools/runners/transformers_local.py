@@ -27,7 +27,7 @@ from hugginggraph.tools.runners.hub_downloads import HubDownloads
 from hugginggraph.tools.runners.model_sources import model_source
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pipeline_tasks import PIPELINE_TASKS
-from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
 from hugginggraph.tools.runners.task_inputs import Predictor
 
 
@@ -48,7 +48,7 @@ LOCAL_TASKS: dict[str, LocalTask] = {**PIPELINE_TASKS, **AUTO_TASKS, **DIFFUSION
 """Every Hub task id this runner can run, and how."""
 
 
-class LocalTransformersRunner:
+class LocalTransformersRunner(PooledRunner[Predictor]):
     """Runs `LOCAL_TASKS` on this machine, keeping loaded models in a `ModelPool` (one load per model id, calls to
     one model one at a time, least recently used evicted first).
 
@@ -89,11 +89,6 @@ class LocalTransformersRunner:
         )
         """The loaded predictors: `pool.loaded` and `pool.loaded_bytes` say what it holds."""
         self._device_lock = threading.Lock()
-
-    @property
-    def loads(self) -> int:
-        """How many models this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     def can_run(self, card: ModelCard) -> bool:
         """Whether the card's task is one of ours, for the card's library, and that library is installed."""

@@ -19,7 +19,7 @@ from typing import Any
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
-from hugginggraph.tools.runners.pool import ModelPool
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 
 LIBRARY = "ctranslate2"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -30,7 +30,7 @@ FASTER_WHISPER = "faster-whisper==1.2.1"
 """The version tested here; the error for a missing install names it."""
 
 
-class WhisperCT2Runner(OneTaskRunner):
+class WhisperCT2Runner(OneTaskRunner, PooledRunner[Any]):
     """Runs `ctranslate2` Whisper cards for `automatic-speech-recognition`: `inputs["audio"]` is a sound file.
 
     Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time (calls on one model
@@ -57,13 +57,8 @@ class WhisperCT2Runner(OneTaskRunner):
         self.language = language
         """The spoken language; None lets Whisper detect it (unreliable on clips of a few seconds)."""
         self.beam_size = beam_size
-        self.pool: ModelPool[Any] = ModelPool(self._load, max_bytes=max_bytes, size_of=weights_bytes)
+        self.pool = ModelPool(self._load, max_bytes=max_bytes, size_of=weights_bytes)
         """`max_bytes` bounds the loaded models' `weights_bytes`; None, the default, keeps every model loaded."""
-
-    @property
-    def loads(self) -> int:
-        """How many models this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         return await asyncio.to_thread(self._transcribe, card, self.argument(card, task, inputs))

@@ -37,7 +37,7 @@ from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, Runne
 from hugginggraph.tools.runners.log_mel import SAMPLE_RATE, log_mel_patches
 from hugginggraph.tools.runners.onnx_scalars import scalar_initializers
 from hugginggraph.tools.runners.outputs import to_runner_output
-from hugginggraph.tools.runners.pool import ModelPool
+from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 from hugginggraph.tools.runners.task_inputs import read_audio
 
 LIBRARY = "yamnet-onnx"
@@ -193,7 +193,7 @@ def read_sound(path: str) -> np.ndarray:
         ) from None
 
 
-class YamNetRunner(OneTaskRunner):
+class YamNetRunner(OneTaskRunner, PooledRunner[SoundClassifier]):
     """Runs `yamnet-onnx` cards for `audio-classification`: `inputs["audio"]` is a WAV file's path.
 
     Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time. By default nothing
@@ -207,13 +207,8 @@ class YamNetRunner(OneTaskRunner):
     def __init__(self, threads: int | None = None, max_loaded: int | None = None) -> None:
         self.threads = threads
         """onnxruntime's threads per model; None lets onnxruntime choose (all cores)."""
-        self.pool: ModelPool[SoundClassifier] = ModelPool(self._load, max_loaded=max_loaded)
+        self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many models stay loaded; None, the default, keeps every one."""
-
-    @property
-    def loads(self) -> int:
-        """How many models this runner has loaded: lets callers check that a model loads once."""
-        return self.pool.loads
 
     async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         self.argument(card, task, inputs)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import BaseMessage
+from rendered_text import rendered
 
 from hugginggraph import HuggingGraphContext
 from hugginggraph.cli import parser
@@ -165,18 +166,8 @@ def rapidocr() -> ocr.RapidOCRRunner:
 
 @pytest.fixture(scope="module")
 def invoice(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`INVOICE` rendered black on white in Pillow's own font, as a PNG. The letters are 48 px high, as in
-    test_ocr.py: RapidOCR loses the spaces between words of smaller print ("Total:42.50EUR" at 36 px)."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.load_default(size=48)
-    image = Image.new("RGB", (880, 80 + 80 * len(INVOICE)), "white")
-    draw = ImageDraw.Draw(image)
-    for row, line in enumerate(INVOICE):
-        draw.text((40, 40 + 80 * row), line, font=font, fill="black")
-    path = tmp_path_factory.mktemp("images") / "invoice.png"
-    image.save(path)
-    return path
+    """`INVOICE` printed at an ordinary size (24 px letters), as a PNG."""
+    return rendered(INVOICE, tmp_path_factory.mktemp("images") / "invoice.png", size=(720, 336), letters=24, spacing=60)
 
 
 async def ask_real(

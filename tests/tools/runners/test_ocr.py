@@ -1,4 +1,5 @@
-"""RapidOCR's PP-OCRv4 models from PyPI reading real rendered text; the reading order and the no-text failure.
+"""RapidOCR's PP-OCRv4 models from PyPI reading real rendered text; the reading order, the spaces of small print
+and the no-text failure.
 
 RapidOCR and the `ocr` extra are installed by CI; elsewhere the real tests skip and say what to install.
 """
@@ -12,6 +13,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 import pytest
+from rendered_text import rendered
 
 from hugginggraph.cli import parser
 from hugginggraph.settings import ENVIRONMENT
@@ -21,19 +23,26 @@ from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, 
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.ocr import (
     LIBRARY,
+    MIN_SCORE,
     MODEL_FILES,
     NO_TEXT,
     OCR_EXTRA,
+    REREAD_BELOW,
     TASK,
     NoTextFound,
     RapidOCRRunner,
     TextBox,
+    line_picture,
     ocr_output,
     text_lines,
 )
+from hugginggraph.tools.runners.pool import ModelPool
 
 LINES = ("Fresh bread baked daily", "Open from 7 am to 6 pm")
 """A shop notice: mixed case, words and numbers."""
+
+INVOICE = ("ACME Office Supplies", "Invoice number: 1187", "Date: 3 March 2025", "Total: 42.50 EUR")
+"""An invoice's lines, whose spaces RapidOCR loses in ordinary-size print unless the runner reads them again."""
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +63,14 @@ def runner() -> RapidOCRRunner:
 
 @pytest.fixture(scope="module")
 def notice(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`LINES` rendered black on white in Pillow's own font, as a JPEG."""
-    from PIL import Image, ImageDraw, ImageFont
+    return rendered(LINES, tmp_path_factory.mktemp("images") / "notice.jpg", size=(760, 220), letters=48, spacing=80)
 
-    font = ImageFont.load_default(size=48)
-    image = Image.new("RGB", (760, 220), "white")
-    draw = ImageDraw.Draw(image)
-    for row, line in enumerate(LINES):
-        draw.text((40, 40 + 80 * row), line, font=font, fill="black")
-    path = tmp_path_factory.mktemp("images") / "notice.jpg"
-    image.save(path, quality=90)
-    return path
+
+@pytest.fixture(scope="module")
+def invoice(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`INVOICE` in ordinary-size print: letters half as high as the notice's, on a page of about its size."""
+    path = tmp_path_factory.mktemp("images") / "invoice.jpg"
+    return rendered(INVOICE, path, size=(720, 336), letters=24, spacing=60)
 
 
 @pytest.mark.slow
@@ -79,6 +85,12 @@ async def test_the_bundled_sign_reads_back(card, runner, tmp_path: Path):
 async def test_rendered_lines_are_read_in_order(card, runner, notice: Path, tmp_path: Path):
     output = await runner.run(card, TASK, {"image": str(notice)}, ArtifactStore(tmp_path, 0))
     assert output.text.splitlines() == list(LINES)
+
+
+@pytest.mark.slow
+async def test_ordinary_size_print_keeps_the_spaces_between_words(card, runner, invoice: Path, tmp_path: Path):
+    output = await runner.run(card, TASK, {"image": str(invoice)}, ArtifactStore(tmp_path, 0))
+    assert output.text.splitlines() == list(INVOICE)
 
 
 @pytest.mark.slow
@@ -136,6 +148,49 @@ def test_the_no_text_message_names_real_settings():
     assert ENVIRONMENT["HUGGINGGRAPH_HUB"] == "hub"
 
 
+class LowLineEngine:
+    """A scripted RapidOCR engine: finds one line `height` px high, whose words it reads run together; read again on
+    its own (`use_det=False`), the line reads with its spaces, as sure as `score`."""
+
+    def __init__(self, height: float, score: float) -> None:
+        self.corners = [[10, 10], [110, 10], [110, 10 + height], [10, 10 + height]]
+        self.score = score
+        self.lines_read: list[tuple[int, int]] = []
+        """The size of each line's picture read again."""
+
+    def __call__(self, picture, use_det: bool = True):
+        if not use_det:
+            self.lines_read.append(picture.size)
+            return [["Total: 42.50 EUR", self.score]], [0.1]
+        return [[self.corners, "Total:42.50EUR", 0.99]], [0.1, 0.1, 0.1]
+
+
+@pytest.mark.parametrize(
+    ("height", "score", "lines_read", "text"),
+    [
+        (20, 0.98, [(200, 56)], "Total: 42.50 EUR"),  # 100 x 20 px, 4 px more above and below, twice as large
+        (20, MIN_SCORE - 0.01, [(200, 56)], "Total:42.50EUR"),  # the second reading is not sure enough
+        (REREAD_BELOW, 0.98, [], "Total:42.50EUR"),  # the recogniser's own height: read once
+    ],
+)
+async def test_a_low_line_is_read_again_with_a_margin_and_enlarged(height, score, lines_read, text, tmp_path: Path):
+    engine = LowLineEngine(height, score)
+    runner = RapidOCRRunner()
+    runner.pool = ModelPool(lambda _card: engine)
+    card = ModelCard(id="o", task=TASK, library=LIBRARY)
+    page = _white_image(tmp_path, (720, 336))
+    output = await runner.run(card, TASK, {"image": str(page)}, ArtifactStore(tmp_path, 0))
+    assert engine.lines_read == lines_read and output.text == text
+    assert [region["box"] for region in output.data["regions"]] == [engine.corners]  # the box as detected
+
+
+def test_a_line_at_the_edge_is_widened_only_up_to_the_edge():
+    from PIL import Image
+
+    picture = Image.new("RGB", (200, 30), "white")
+    assert line_picture(picture, box("edge", 0, 0, 100, 20)).size == (200, 2 * 24)  # 4 px more below, none above
+
+
 def test_it_runs_only_its_library_for_image_to_text():
     runner = RapidOCRRunner()
     assert runner.can_run(ModelCard(id="o", task=TASK, library=LIBRARY))
@@ -158,9 +213,9 @@ async def test_a_folder_without_the_three_models_is_refused(tmp_path: Path):
         await RapidOCRRunner().run(card, TASK, {"image": str(_white_image(tmp_path))}, ArtifactStore(tmp_path, 0))
 
 
-def _white_image(folder: Path) -> Path:
+def _white_image(folder: Path, size: tuple[int, int] = (32, 32)) -> Path:
     from PIL import Image
 
     path = folder / "white.png"
-    Image.new("RGB", (32, 32), "white").save(path)
+    Image.new("RGB", size, "white").save(path)
     return path
