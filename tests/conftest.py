@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -107,3 +108,16 @@ class VotingBank(DemoBank):
 def stepped(step: str, task: str, task_id: int, **args: str) -> dict[str, Any]:
     """A planned task with its step phrase, as the `steps` aid "inline" has the controller write it."""
     return {"step": step, "task": task, "id": task_id, "dep": [-1], "args": args}
+
+
+@pytest.fixture
+def pip_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], str]]:
+    """In place of running pip: each command it would have run, with the requirements file it names (read while
+    it exists)."""
+    calls: list[tuple[list[str], str]] = []
+
+    def record(command: list[str], check: bool) -> None:
+        calls.append((command, Path(command[-1]).read_text(encoding="utf-8")))
+
+    monkeypatch.setattr(subprocess, "run", record)
+    return calls

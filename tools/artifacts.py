@@ -87,42 +87,54 @@ class InputFileError(ValueError):
     """An input file a plan names cannot be used: it is missing, or it lies outside the workspace."""
 
 
-_TEXT_FILE_NAME = re.compile(rf"[\w./~-]*[\w-]\.(?:{TEXT_EXTENSIONS})", re.IGNORECASE)
+TEXT_FILE_ARGUMENT = re.compile(
+    rf"\s*(?P<name>[\w./~-]*[\w-]\.(?:{TEXT_EXTENSIONS}))(?P<question>\s+Question:.*?)?\s*", re.IGNORECASE | re.DOTALL
+)
+"""A text argument that is a text file's name, alone or followed by a question about it, the way a plan asks about
+a passage (`<GENERATED>-0 Question: When does it open?`)."""
 MAX_TEXT_FILE_BYTES = 1 << 20
 """The largest text file read into an argument: far beyond what any text model's context takes, yet small enough
 that a mistaken name (a log file) cannot fill the run's state and checkpoints."""
 
 
 def text_file_path(value: str, workspace: Path) -> Path | None:
-    """The text file a text argument names, when the whole argument is one file name (see `read_text_file`);
-    None for any other text.
+    """The text file a text argument names, when it is one file name, alone or followed by a question (see
+    `read_text_file`); None for any other text.
 
     Raises InputFileError when the file is missing, outside the workspace or over `MAX_TEXT_FILE_BYTES`.
     """
-    name = value.strip()
-    if not _TEXT_FILE_NAME.fullmatch(name):
-        return None
-    path = resolve_input_file(name, workspace)
-    if (size := path.stat().st_size) > MAX_TEXT_FILE_BYTES:
-        raise InputFileError(
-            f"input file {value!r} is {size:,} bytes; text files are read up to {MAX_TEXT_FILE_BYTES:,}"
-        )
-    return path
+    named = _named_text_file(value, workspace)
+    return named[0] if named else None
 
 
 def read_text_file(value: str, workspace: Path) -> str | None:
-    """The contents of the text file a text argument names, when the whole argument is one file name: a user who
-    asks to "summarize notes.txt" means its words, not its name. None for any other text.
+    """A text argument that names a text file, with the file's contents in place of its name: a user who asks to
+    "summarize notes.txt" means its words, not its name, and "notes.txt Question: when?" asks about those words.
+    None for any other text.
 
     Raises InputFileError when the file is missing, outside the workspace, over `MAX_TEXT_FILE_BYTES` or not
     UTF-8 text.
     """
-    if (path := text_file_path(value, workspace)) is None:
+    if (named := _named_text_file(value, workspace)) is None:
         return None
+    path, question = named
     try:
-        return path.read_text(encoding="utf-8")
+        contents = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise InputFileError(f"input file {value!r} is not UTF-8 text") from None
+        raise InputFileError(f"input file {path.name!r} is not UTF-8 text") from None
+    return f"{contents.rstrip()}{question}" if question else contents
+
+
+def _named_text_file(value: str, workspace: Path) -> tuple[Path, str] | None:
+    """The text file `value` names and the question after the name ("" when none), or None."""
+    if (match := TEXT_FILE_ARGUMENT.fullmatch(value)) is None:
+        return None
+    path = resolve_input_file(match["name"], workspace)
+    if (size := path.stat().st_size) > MAX_TEXT_FILE_BYTES:
+        raise InputFileError(
+            f"input file {match['name']!r} is {size:,} bytes; text files are read up to {MAX_TEXT_FILE_BYTES:,}"
+        )
+    return path, match["question"] or ""
 
 
 def inside_workspace(value: str, workspace: Path) -> Path:

@@ -54,9 +54,7 @@ async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context,
         {"task": "summarization", "id": 0, "args": {"text": "long"}},
         {"task": "text-classification", "id": 1, "args": {"text": "x"}},
     ]
-    context = make_context(
-        plan, {"s": ("summarization", echo()), "c": ("text-classification", echo(fail=ValueError("bad")))}
-    )
+    context = make_context(plan, {"s": ("summarization", echo()), "c": ("text-classification", echo())})
 
     def down(messages):
         raise ConnectionError("server went away")
@@ -67,7 +65,25 @@ async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context,
         "The controller LLM could not write the answer (ConnectionError: server went away). "
         "The tasks ended as follows:",
         '- Summary of \u201clong\u201d: "s(long)"',
-        "- I could not classify \u201cx\u201d: every model failed; last: c: ValueError: bad.",
+        "- \u201cx\u201d is labelled c(x)",
+    ]
+
+
+async def test_a_partly_failed_plan_gets_the_report_alone_with_no_lead_to_invent_the_rest(make_context, run_graph):
+    from conftest import echo
+
+    plan = [
+        {"task": "summarization", "id": 0, "args": {"text": "long"}},
+        {"task": "question-answering", "id": 1, "args": {"text": "When?", "context": "notes"}},
+    ]
+    context = make_context(
+        plan, {"s": ("summarization", echo()), "qa": ("question-answering", echo(fail=ValueError("bad")))}
+    )
+    out = await run_graph(context)
+    assert "respond" not in context.llm.calls
+    assert out["answer"].splitlines() == [
+        '- Summary of \u201clong\u201d: "s(long)"',
+        "- I could not answer the question from \u201cWhen?\u201d: every model failed; last: qa: ValueError: bad.",
     ]
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from hugginggraph.nodes.validation import REFERENCE, check_plan
 from hugginggraph.prompts import load_json
+from hugginggraph.tools.artifacts import TEXT_FILE_ARGUMENT
 from hugginggraph.tools.runners.task_inputs import MASK_SPELLINGS, question_and_context
 from hugginggraph.tools.tasks import MEDIA_MODALITIES, TASKS, TaskSpec
 
@@ -136,7 +137,7 @@ def test_every_task_gets_its_inputs_and_uses_outputs_of_the_right_kind(demo: dic
             if name in MEDIA_MODALITIES and not REFERENCE.fullmatch(value):
                 assert value in demo["files"], f"{step}: {value!r} is neither a listed file nor a task's output"
                 assert value.rsplit(".", 1)[-1].lower() in EXTENSIONS[name], f"{step}: {value!r} is not {name}"
-            elif name == "text" and value not in text_files:
+            elif name == "text" and _text_file_named(value) not in text_files:
                 assert not FILE_NAME.search(value), f"{step}: a file name in a text argument"
 
 
@@ -146,8 +147,14 @@ def test_files_are_the_media_files_the_request_names_and_each_is_used(demo: dict
     assert sorted(media) == sorted(demo["files"])
     used = {value for step in demo["plan"] for value in step["args"].values()}
     assert set(demo["files"]) <= used
-    text_args = {step["args"]["text"] for step in demo["plan"] if "text" in step["args"]}
+    text_args = {_text_file_named(step["args"]["text"]) for step in demo["plan"] if "text" in step["args"]}
     assert text_files <= text_args, "a text file the request names is passed by its name as a text argument"
+
+
+def _text_file_named(value: str) -> str | None:
+    """The text file a text argument names, alone or with a question after it, as the executor reads it."""
+    match = TEXT_FILE_ARGUMENT.fullmatch(value)
+    return match["name"] if match else None
 
 
 @pytest.mark.parametrize("demo", DEMOS, ids=demo_id)

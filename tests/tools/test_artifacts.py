@@ -74,7 +74,15 @@ def test_text_that_names_a_text_file_is_read_as_its_contents(value, workspace: P
     assert read_text_file(value.replace("WORKSPACE", str(workspace)), workspace) == "Ship on Friday."
 
 
-@pytest.mark.parametrize("value", ["Summarize notes.txt", "notes", "cat.png", "<GENERATED>-0", "a.txt b.txt"])
+def test_a_question_about_a_text_file_is_asked_of_its_contents(workspace: Path):
+    (workspace / "notes.txt").write_text("The meeting starts at 10:30.\n", encoding="utf-8")
+    asked = read_text_file("notes.txt Question: When does the meeting start?", workspace)
+    assert asked == "The meeting starts at 10:30. Question: When does the meeting start?"
+
+
+@pytest.mark.parametrize(
+    "value", ["Summarize notes.txt", "notes", "cat.png", "<GENERATED>-0", "a.txt b.txt", "notes.txt says hi"]
+)
 def test_other_text_is_not_a_file_name(value, workspace: Path):
     assert read_text_file(value, workspace) is None
 
