@@ -87,7 +87,7 @@ class HubCatalog:
         timeout_s: float = 15.0,
     ) -> None:
         self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
-        self.offline = offline if offline is not None else _offline_by_environment()
+        self.offline = offline if offline is not None else offline_by_environment()
         # One folder per endpoint: a mirror's or a test server's listings never answer for the real Hub.
         self.cache_dir = Path(cache_dir or default_cache_dir()) / _slug(urlsplit(self.endpoint).netloc)
         self.ttl_s = ttl_s
@@ -144,7 +144,7 @@ class HubCatalog:
         """`call()`, its network failures turned into `CatalogUnavailable`; the Hub saying "no such model" is an
         answer and passes through."""
         try:
-            return _within(self.timeout_s, call)
+            return within_seconds(self.timeout_s, call)
         except TimeoutError:
             reason = f"no answer within {self.timeout_s:g} s"
         except RepositoryNotFoundError:
@@ -223,7 +223,7 @@ def _read_listing_file(path: Path) -> CachedListing | None:
         return None
 
 
-def _within(seconds: float, call: Callable[[], T]) -> T:
+def within_seconds(seconds: float, call: Callable[[], T]) -> T:
     """`call()`, waited for at most `seconds` (then `TimeoutError`).
 
     huggingface_hub's `list_models` takes no timeout (its shared HTTP client has none) and retries failures for
@@ -242,7 +242,9 @@ def _within(seconds: float, call: Callable[[], T]) -> T:
     return future.result(timeout=seconds)
 
 
-def _offline_by_environment() -> bool:
+def offline_by_environment() -> bool:
+    """Whether `HF_HUB_OFFLINE` or `TRANSFORMERS_OFFLINE` asks for offline mode now, read as huggingface_hub reads
+    them (it reads them once, at import: a flag set later, by a CLI option or a test, must still count)."""
     value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
     return value.upper() in constants.ENV_VARS_TRUE_VALUES or constants.is_offline_mode()
 

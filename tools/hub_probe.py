@@ -17,7 +17,7 @@ import functools
 import httpx2
 from huggingface_hub.utils import build_hf_headers, get_session
 
-from hugginggraph.tools.hub_catalog import _offline_by_environment, _within
+from hugginggraph.tools.hub_catalog import offline_by_environment, within_seconds
 
 PROBE_TIMEOUT_S = 2.0
 """Long enough for the Hub to answer across a continent, short enough that a missing Hub costs a start-up little."""
@@ -25,7 +25,7 @@ PROBE_TIMEOUT_S = 2.0
 
 def hub_reachable(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     """Whether the Hub at `endpoint` answered the probe; False at once, without a request, in offline mode."""
-    if _offline_by_environment():
+    if offline_by_environment():
         return False
     return _answers(endpoint.rstrip("/"), timeout_s)
 
@@ -42,7 +42,7 @@ def _answers(endpoint: str, timeout_s: float) -> bool:
 
     try:
         # The whole call under one clock: httpx's timeouts do not cover name resolution, which can hang far longer.
-        response = _within(timeout_s, probe)
+        response = within_seconds(timeout_s, probe)
         return response.status_code == 200 and isinstance(response.json(), list)
     except (TimeoutError, httpx2.HTTPError, ValueError):  # ValueError: a body that is not JSON
         return False

@@ -95,9 +95,9 @@ class HubDownloads:
     def fetch(self, model_id: str) -> str:
         """The cache folder holding what a load of `model_id` reads, downloading what is missing; `model_id` itself
         when offline. Raises `DiskBudgetExceeded`, or `ModelLoadError` when the Hub cannot list or send the files."""
-        from hugginggraph.tools.hub_catalog import _offline_by_environment
+        from hugginggraph.tools.hub_catalog import offline_by_environment
 
-        if _offline_by_environment():
+        if offline_by_environment():
             return model_id
         with self._one_at_a_time:
             info = self._model_info(model_id)
