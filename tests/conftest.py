@@ -121,3 +121,14 @@ def pip_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], str]]:
 
     monkeypatch.setattr(subprocess, "run", record)
     return calls
+
+
+@pytest.fixture
+def fresh_hub_probes() -> Iterator[None]:
+    """Each test starts from a process that has probed no Hub (`hub_probe` remembers answers per process), and leaves
+    none behind: fake Hubs reuse ports."""
+    from hugginggraph.tools import hub_probe
+
+    hub_probe._answers.cache_clear()
+    yield
+    hub_probe._answers.cache_clear()

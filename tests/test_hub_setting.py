@@ -14,19 +14,13 @@ from hub_fake import FakeHub, allow_loopback_requests
 from hugginggraph.cli import _settings, parser
 from hugginggraph.defaults import build_context, default_catalog, default_runners
 from hugginggraph.settings import ConfigurationError, Settings, load_settings
-from hugginggraph.tools import hub_probe
 from hugginggraph.tools.catalog import CombinedCatalog
 from hugginggraph.tools.hub_catalog import HubCatalog
 from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB, HubDownloads
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 
-
-@pytest.fixture(autouse=True)
-def fresh_probes() -> Iterator[None]:
-    hub_probe._answers.cache_clear()
-    yield
-    hub_probe._answers.cache_clear()
+pytestmark = pytest.mark.usefixtures("fresh_hub_probes")
 
 
 @pytest.fixture

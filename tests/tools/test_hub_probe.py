@@ -10,16 +10,9 @@ from collections.abc import Iterator
 import pytest
 from hub_fake import FakeHub, Reply, allow_loopback_requests
 
-from hugginggraph.tools import hub_probe
 from hugginggraph.tools.hub_probe import hub_reachable
 
-
-@pytest.fixture(autouse=True)
-def fresh_probes() -> Iterator[None]:
-    """Each test starts from a process that has probed nothing; fake Hubs reuse ports."""
-    hub_probe._answers.cache_clear()
-    yield
-    hub_probe._answers.cache_clear()
+pytestmark = pytest.mark.usefixtures("fresh_hub_probes")
 
 
 @pytest.fixture
