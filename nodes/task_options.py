@@ -1,11 +1,12 @@
 """Options the request states for a task that the plan left out: a translation's target language, a summary's
-length.
+length, the labels a zero-shot classification chooses among.
 
 The planner's schema offers a task its inputs (text, image, ...), not its options, so "translate this into French"
 is planned as a translation of the text alone, and the runner would translate it into its default language. The
 request (or the task's step phrase, which says the same in fewer words) names the option outright: "into French",
-"in German", "to Spanish"; "in one sentence", "in 3 sentences", "a short summary". Those words are read here and
-written into the task's `language` or `length` argument, where the runners read them (`LLMRunner`).
+"in German", "to Spanish"; "in one sentence", "in 3 sentences", "a short summary"; "about sports, cooking or
+politics", "as urgent, routine or spam". Those words are read here and written into the task's `language`, `length`
+or `labels` argument, where the runners read them (`LLMRunner`).
 
 Each task reads its own step phrase first. Without one, the request's languages go to its translations in the
 order both are written ("into French and German", two translations: the first French, the second German). Quoted
@@ -47,10 +48,18 @@ _NAMED_LENGTH = re.compile(
 )
 _NAMED = {"quick": "short", "briefly": "short", "concisely": "short", "in detail": "detailed", "long": "detailed"}
 
+_LABEL = r"(?:(?:a|an|the)\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}"
+_LABELS = re.compile(
+    rf"\b(?:about|into|as|between|among|whether it is|whether it's|is it)\s+"
+    rf"(?P<labels>{_LABEL}(?:\s*,\s*{_LABEL})*\s*,?\s+or\s+{_LABEL})",
+    re.IGNORECASE,
+)
+_ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
+
 
 def with_task_options(items: list[Any], request: str) -> list[Any]:
-    """The plan with the target language of each translation and the length of each summary that the request or
-    the task's step states, where the task has no such argument yet."""
+    """The plan with the target language of each translation, the length of each summary and the labels of each
+    zero-shot classification that the request or the task's step states, where the task has no such argument yet."""
     languages = _languages(request)
     revised, translations = [], 0
     for item in items:
@@ -68,6 +77,10 @@ def with_task_options(items: list[Any], request: str) -> list[Any]:
             translations += 1
         elif item.get("task") == "summarization" and (length := summary_length(step) or summary_length(request)):
             options["length"] = length
+        elif item.get("task") == "zero-shot-classification" and (
+            labels := label_choices(step) or label_choices(request)
+        ):
+            options["labels"] = ", ".join(labels)
         missing = {name: value for name, value in options.items() if name not in item["args"]}
         revised.append({**item, "args": {**item["args"], **missing}} if missing else item)
     return revised
@@ -109,3 +122,14 @@ def summary_length(text: str) -> str | None:
         name = (match["adjective"] or match["adverb"]).lower()
         return _NAMED.get(name, name)
     return None
+
+
+def label_choices(text: str) -> list[str]:
+    """The labels `text` offers as a list ending in "or", after the word that introduces them ("about sports,
+    cooking or politics", "as urgent, routine or spam", "whether it is a complaint or a question"), articles
+    dropped; [] when it offers none."""
+    match = _LABELS.search(_QUOTED.sub(" ", text))
+    if match is None:
+        return []
+    labels = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", match["labels"].strip())
+    return [_ARTICLE.sub("", label) for label in labels if label]

@@ -1,11 +1,12 @@
-"""A translation's target language and a summary's length, stated in the request or the task's step but left out of
-the plan, are written into the task's arguments; arguments the planner gave, and tasks without text, stay."""
+"""A translation's target language, a summary's length and a zero-shot classification's labels, stated in the
+request or the task's step but left out of the plan, are written into the task's arguments; arguments the planner
+gave, and tasks without text, stay."""
 
 from typing import Any
 
 import pytest
 
-from hugginggraph.nodes.task_options import summary_length, with_task_options
+from hugginggraph.nodes.task_options import label_choices, summary_length, with_task_options
 from hugginggraph.tools.runners.base import RunnerOutput
 
 
@@ -84,6 +85,36 @@ def test_the_summary_length_goes_to_the_summary_and_the_steps_words_win():
     plan = [task(0, "summarization", text="x"), task(1, "summarization", "summarise it in two sentences", text="y")]
     revised = with_task_options(plan, "Summarize both notes in one sentence.")
     assert [item["args"]["length"] for item in revised] == ["one sentence", "2 sentences"]
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        (
+            "Is this sentence about sports, cooking or politics: The chef added garlic.",
+            ["sports", "cooking", "politics"],
+        ),
+        (
+            "Sort this ticket into billing, technical problem or account access.",
+            ["billing", "technical problem", "account access"],
+        ),
+        ("decide whether it is a complaint, a question or a compliment", ["complaint", "question", "compliment"]),
+        ("label it as urgent or spam", ["urgent", "spam"]),
+        ("Is this review positive or negative?", []),
+        ('Classify "about cats or dogs" by its feeling.', []),  # quoted text is what is classified
+    ],
+)
+def test_the_labels_offered_are_read_from_the_list_that_ends_in_or(text: str, labels: list[str]):
+    assert label_choices(text) == labels
+
+
+def test_the_labels_go_to_the_zero_shot_task_and_the_steps_words_win():
+    plan = [
+        task(0, "zero-shot-classification", "label it as news or ads", text="x"),
+        task(1, "zero-shot-classification", text="y"),
+    ]
+    revised = with_task_options(plan, "Is each text about sports, cooking or politics?")
+    assert [item["args"]["labels"] for item in revised] == ["news, ads", "sports, cooking, politics"]
 
 
 async def test_the_planning_stage_hands_the_runner_the_language_of_the_request(make_context, run_graph):
