@@ -11,7 +11,8 @@ question-answering of the question alone, without the passage (the transcript) t
 change, then make it to photo.jpg" as an edit of the photo without an instruction; a question about a
 picture as visual-question-answering without the question. None of these can run (the runner says so). The text
 it lacks (`text`, or a question's `context`, a comparison's `text2`) is the nearest earlier task's text output,
-as for a literal above.
+as for a literal above. A plan of one question about a file ("What is the total on invoice.png?" planned as
+document-question-answering of the picture alone) has no earlier result: its question is the request itself.
 
 No LLM call: the rules read the plan, the step phrases and the request.
 """
@@ -82,6 +83,11 @@ def _missing_text(task: str, spec: TaskSpec, args: dict[str, Any], texts: list[A
     return None
 
 
+def _asks_about_a_file(spec: TaskSpec) -> bool:
+    """Whether the task reads a file and a text: a question about a picture or a document, or an instruction."""
+    return "text" in spec.inputs and any(name in MEDIA_MODALITIES for name in spec.inputs)
+
+
 def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
     """The plan with each task whose text reads no earlier result wired to the nearest earlier task producing text,
     where its text stands for that result or a text input is missing (see the module docstring); and how many
@@ -90,6 +96,7 @@ def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, Tas
     revised: list[Any] = []
     text_outputs: list[int] = []  # ids of earlier tasks that produce text, in plan order
     wired = 0
+    alone = sum(isinstance(item, dict) for item in items) == 1
     for item in items:
         spec = tasks.get(str(item.get("task"))) if isinstance(item, dict) else None
         if spec is None or not isinstance(item.get("id"), int) or not isinstance(item.get("args"), dict):
@@ -104,6 +111,8 @@ def wire_back_references(items: list[Any], request: str, tasks: Mapping[str, Tas
                 item, wired = {**item, "args": {**args, "text": earlier}}, wired + 1
             elif (missing := _missing_text(item["task"], spec, args, texts)) is not None:
                 item, wired = {**item, "args": {**args, missing: earlier}}, wired + 1
+        elif alone and _asks_about_a_file(spec) and _missing_text(item["task"], spec, args, texts) == "text":
+            item, wired = {**item, "args": {**args, "text": request}}, wired + 1
         revised.append(item)
         if spec.output == "text":
             text_outputs.append(item["id"])

@@ -1,7 +1,7 @@
 """What a new user gets: everyday requests through the real `hugginggraph` command on the embedded default
 controller and the real offline experts, each checked by what only real models produce (speech that Whisper hears
 back, the words on a sign, the ImageNet class of a photo, entities, sentiment, a translation in the language asked
-for, a fact answered with no model). One CLI process per request, as a user runs them; a two-turn conversation in
+for, the sound in a recording, an answer read off a printed invoice, a fact answered with no model). One CLI process per request, as a user runs them; a two-turn conversation in
 one `chat` process.
 
 Each request's plan, task outcomes, answer and seconds are appended as a JSON line to the file named by
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rendered_text import rendered
 from speech import words_heard
 
 from hugginggraph.runs import ahistory
@@ -38,6 +39,7 @@ from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
 pytestmark = [pytest.mark.slow, pytest.mark.first_run, pytest.mark.timeout(900)]
 
 NOTES = "Team meeting on Thursday at 10:30 in room B. Maria will present the budget and Tom will bring the coffee."
+INVOICE = ("ACME Office Supplies", "Invoice number: 1187", "Date: 3 March 2025", "Total: 42.50 EUR")
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
 
 
@@ -71,7 +73,7 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user's folder: the bundled recording and sign, a photo of a cat, a text file."""
+    """The user's folder: the bundled recording and sign, a photo of a cat, a text file, a printed invoice."""
     data = pytest.importorskip("skimage.data", reason="scikit-image is not installed (the test extra)")
     from PIL import Image
 
@@ -81,6 +83,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (folder / name).write_bytes(sample.read_bytes())
     Image.fromarray(data.chelsea()).save(folder / "cat.jpg", quality=90)
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
+    rendered(INVOICE, folder / "invoice.png", size=(720, 336), letters=24, spacing=60)
     (folder.parent / "outside.wav").write_bytes((folder / "memo.wav").read_bytes())
     return folder
 
@@ -223,6 +226,16 @@ def test_a_text_file_is_summarized(user):
 def test_a_sentence_is_labelled_with_the_labels_asked_for(user):
     out = user("run", "Is this sentence about sports, cooking or politics: The chef added garlic to the sauce.")
     assert out.ok("zero-shot-classification").text.lower().startswith("cooking")
+
+
+def test_the_sound_in_a_recording_is_named(user):
+    out = user("run", "What kind of sound is in memo.wav?", "--file", "memo.wav")
+    assert out.ok("audio-classification").text.startswith("Speech")
+
+
+def test_a_question_about_a_printed_document_is_answered_from_its_text(user):
+    out = user("run", "What is the total amount on invoice.png?", "--file", "invoice.png")
+    assert "42.50" in out.ok("document-question-answering").text
 
 
 def test_a_later_turn_reads_aloud_what_the_earlier_turn_found(user, whisper):

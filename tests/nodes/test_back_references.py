@@ -100,6 +100,19 @@ def test_a_text_input_left_out_with_no_earlier_text_is_left_to_fail_with_the_rea
         assert wire_back_references(plan, REQUEST, TASKS) == (plan, 0)
 
 
+def test_a_lone_question_about_a_file_without_its_question_asks_the_request():
+    request = "What is the total amount on invoice.png?"
+    question = task(0, "document-question-answering", "answer from invoice.png", image="invoice.png")
+    assert wire_back_references([question], request, TASKS) == (
+        [task(0, "document-question-answering", "answer from invoice.png", image="invoice.png", text=request)],
+        1,
+    )
+    summary = task(0, "summarization", "summarize it")  # no file: nothing says the request is its input
+    assert wire_back_references([summary], "Summarize it.", TASKS) == ([summary], 0)
+    draw = task(1, "visual-question-answering", "count the cats", image="cats.png")  # one of two: not the request
+    assert wire_back_references([task(0, "text-to-image", "draw", text="x"), draw], request, TASKS)[1] == 0
+
+
 def test_items_that_are_not_tasks_are_passed_through():
     plan: list[Any] = ["not a task", {"task": "no-such-type", "id": 0}, task(1, "summarization", text="the text")]
     assert wire_back_references(plan, REQUEST, TASKS) == (plan, 0)
