@@ -1,8 +1,8 @@
 """What a new user gets: everyday requests through the real `hugginggraph` command on the embedded default
 controller and the real offline experts, each checked by what only real models produce (speech that Whisper hears
 back, the words on a sign, the ImageNet class of a photo, entities, sentiment, a translation in the language asked
-for, the sound in a recording, an answer read off a printed invoice, a fact answered with no model). One CLI process per request, as a user runs them; a two-turn conversation in
-one `chat` process.
+for, the sound in a recording, an answer read off a printed invoice, a fact answered with no model). One CLI
+process per request, as a user runs them; a two-turn conversation in one `chat` process.
 
 Each request's plan, task outcomes, answer and seconds are appended as a JSON line to the file named by
 `HUGGINGGRAPH_FIRST_RUN_REPORT`, when it is set, for the closing notes of the work on a useful first run.
