@@ -141,8 +141,8 @@ def check_run(scenario: Scenario, out: dict[str, Any]) -> dict[int, TaskResult]:
                 if statuses[dep] != "ok":
                     assert f"task {dep} ({results[dep].task}) {statuses[dep]}" in (result.error or ""), where
     answer = out["answer"]
-    # The controller is asked for a lead only when a task succeeded; it is down, so the answer says so.
-    asked = "ok" in statuses.values()
+    # The controller is asked for a lead only when every task succeeded; it is down, so the answer says so.
+    asked = set(statuses.values()) == {"ok"}
     assert ("RuntimeError: the answer LLM is down (injected)" in answer) == asked, where
     lines = [line.removeprefix("- ") for line in answer.splitlines() if line.startswith("- ")]
     reported = [next((s for opening, s in REPORTED.items() if line.startswith(opening)), "ok") for line in lines]
