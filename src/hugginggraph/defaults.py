@@ -95,7 +95,9 @@ def default_runners(
     if llm_runner is None:
         return runners
     # In this process even with `isolate`: its reader's NoTextFound is how a page without text is told apart.
-    return [*runners, llm_runner, DocumentQARunner(llm_runner)]
+    # Without `isolate` it reads with the image-to-text runner above, so the OCR models are loaded once.
+    reader = next((runner for runner in runners if isinstance(runner, RapidOCRRunner)), None)
+    return [*runners, llm_runner, DocumentQARunner(llm_runner, reader)]
 
 
 def build_context(settings: Settings, workspace: Path | None = None) -> HuggingGraphContext:

@@ -248,3 +248,14 @@ async def test_the_embedded_controller_answers_from_the_invoice(
 ):
     out = await ask_real(DocumentQARunner(LLMRunner(controller), rapidocr), ocr_card, invoice, question, tmp_path)
     assert answer in out.text and out.text in out.data["document_text"]
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_the_default_runners_read_documents_with_the_in_process_ocr_runner(isolate: bool):
+    from hugginggraph.defaults import default_runners
+
+    runners = default_runners(LLMRunner(Controller("").llm), isolate=isolate)
+    (document_qa,) = [runner for runner in runners if isinstance(runner, DocumentQARunner)]
+    in_process = [runner for runner in runners if isinstance(runner, ocr.RapidOCRRunner)]
+    assert isinstance(document_qa.reader, ocr.RapidOCRRunner)
+    assert in_process == ([document_qa.reader] if not isolate else [])
