@@ -8,9 +8,9 @@ no longer allows is refused before it is sent: the meter raises `LLMBudgetSpent`
 cleanly. Each node adds what it counted to the state's `llm_usage`, so a run paused for approval and resumed in
 another process still knows what it has spent.
 
-Tokens are the `usage_metadata` the model reports. OpenAI-compatible servers report them; the embedded llama.cpp
-controller (tools/controllers/local_llama.py) reports them for structured calls (planning, selection) but not
-for streamed replies (the answer, when the run is streamed), which count as calls of 0 tokens.
+Tokens are the `usage_metadata` the model reports. OpenAI-compatible servers report them, and so does the embedded
+llama.cpp controller (tools/controllers/local_llama.py), streamed replies included. A reply the answer stage ends
+early (its lead, after two sentences) reports none: its call counts, its tokens do not.
 
 The deadline is a `time.time()` value in the state, so it survives checkpoints; the nodes check it between
 stages and execution enforces it (nodes/execution.py).

@@ -27,7 +27,7 @@ from hugginggraph.graph.context import HuggingGraphContext, context_of
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.prompts import load_json, render
-from hugginggraph.tools.llm_json import ControllerUnavailable, ask_text
+from hugginggraph.tools.llm_json import ControllerUnavailable, ask_sentences, ask_text
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TASKS
 
 MEDIA_PATH = re.compile(
@@ -37,6 +37,10 @@ MEDIA_PATH = re.compile(
 OUTPUT_CHARS = 500
 QUOTED_CHARS = 300
 """How much of a task's output the report quotes; the rest is in the run's results."""
+LEAD_SENTENCES = 2
+LEAD_CHARS = 400
+"""The lead is cut after two sentences or this many characters, as the prompt asks: the report that follows
+quotes every output, and each token a local controller writes costs time (docs/speed.md)."""
 RANDOM_WEIGHTS_NOTE = "(made by a model with random weights: this is noise, not a result)"
 
 
@@ -123,12 +127,12 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
         results=results_for_prompt(real),
     )
     try:
-        reply = await llm.ainvoke([HumanMessage(prompt)])
+        reply = await ask_sentences(llm, [HumanMessage(prompt)], LEAD_SENTENCES, LEAD_CHARS)
     except LLMBudgetSpent:
         raise
     except Exception as error:  # the results are real and paid for: report them without the LLM
         return _without_lead(state, f"{type(error).__name__}: {error}")
-    lead = confine_paths(reply.text.strip(), _real_paths(state, results))
+    lead = confine_paths(reply.strip(), _real_paths(state, results))
     return f"{lead}\n\n{report}" if lead else report
 
 

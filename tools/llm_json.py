@@ -102,6 +102,32 @@ async def ask_text(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> str:
     return message.text
 
 
+SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*")
+"""A token that ends a sentence: its full stop, "!" or "?", and any closing quotes or brackets with it."""
+
+
+async def ask_sentences(llm: BaseChatModel, messages: Sequence[BaseMessage], most: int, max_chars: int) -> str:
+    """The controller's plain reply, ended after its `most`-th sentence (or `max_chars`, with an ellipsis): the
+    stream is closed there, so a model that would go on writing is not left to, and a local one stops decoding.
+    A sentence ends at a token that is only a full stop, "!" or "?" (closing quotes may come with it), after
+    something other than a digit: the controllers' tokenizers write "memo" ".wav" and "7" "." "30", which are not
+    ends. The chunks read are exactly those streamed to the user. Raises ControllerUnavailable as `ask_text` does."""
+    text, sentences = "", 0
+    try:
+        async for chunk in llm.astream(list(messages)):
+            piece = chunk.text
+            ends = SENTENCE_END.fullmatch(piece.strip()) is not None and not text[-1:].isdigit()
+            text += piece
+            sentences += ends
+            if sentences >= most:
+                break
+            if len(text) > max_chars:
+                return text[:max_chars].rstrip() + "\u2026"
+    except _UNAVAILABLE_ERRORS as error:
+        raise _unavailable(error) from error
+    return text
+
+
 MAX_DEPTH = 64
 """The deepest nesting of lists and objects accepted from a model: no plan or choice comes near it, and the
 checkpointer's msgpack refuses values nested past 255 levels, which would stop the run when the state is saved."""

@@ -3,11 +3,13 @@ it (without the LLM when the LLM budget is what ran out). Concurrency is bounded
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from conftest import echo
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.runners.base import RunnerOutput
@@ -39,10 +41,17 @@ class TokenReportingModel(ScriptedChatModel):
 
     tokens: int = 100
 
+    def usage(self) -> UsageMetadata:
+        return {"input_tokens": self.tokens - 10, "output_tokens": 10, "total_tokens": self.tokens}
+
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        usage = {"input_tokens": self.tokens - 10, "output_tokens": 10, "total_tokens": self.tokens}
-        message = AIMessage(self._reply(messages), usage_metadata=usage)
+        message = AIMessage(self._reply(messages), usage_metadata=self.usage())
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs) -> Iterator[ChatGenerationChunk]:
+        """The words, then the usage in a last chunk, as OpenAI's API ends a stream that includes it."""
+        yield from super()._stream(messages, stop)
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=self.usage()))
 
 
 async def test_a_plan_longer_than_max_tasks_is_refused_before_any_model_runs(make_context, run_graph):

@@ -1,8 +1,84 @@
-"""Finding JSON in what a chat model wrote."""
+"""Finding JSON in what a chat model wrote, and ending a plain reply after a few sentences."""
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from hugginggraph.tools.llm_json import extract_json
+from hugginggraph.tools.llm_json import ask_sentences, extract_json
+
+
+class Tokens(BaseChatModel):
+    """Streams the given tokens one by one, as a local controller does, and counts how many were taken."""
+
+    tokens: list[str]
+    sent: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "tokens"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("".join(self.tokens)))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for token in self.tokens:
+            self.sent += 1
+            yield ChatGenerationChunk(message=AIMessageChunk(content=token))
+
+
+@pytest.mark.parametrize(
+    ("tokens", "taken"),
+    [
+        # File names and decimals are not ends: the tokenizers write ".wav" whole and "7" "." "30" apart (so a full
+        # stop after a number is not taken as an end either: the lead is a little longer, never cut short).
+        (
+            [
+                "The",
+                " memo",
+                ".wav",
+                " asks",
+                " for",
+                " 7",
+                ".",
+                "30",
+                " tonight",
+                ".",
+                " Anna",
+                " agrees",
+                "!",
+                " More",
+                ".",
+            ],
+            13,
+        ),
+        (["It", " says", ' "', "Hi", '."', " Then", " bye", "!\n", "More", "."], 8),
+        (["One", " sentence", " only"], 3),
+    ],
+)
+async def test_a_reply_ends_after_its_second_sentence_and_no_more_is_asked_for(tokens, taken):
+    llm = Tokens(tokens=tokens)
+    assert await ask_sentences(llm, [HumanMessage("hi")], most=2, max_chars=400) == "".join(tokens[:taken])
+    assert llm.sent == taken
+
+
+async def test_a_reply_without_an_end_is_cut_at_its_length():
+    llm = Tokens(tokens=["word "] * 100)
+    reply = await ask_sentences(llm, [HumanMessage("hi")], most=2, max_chars=20)
+    assert reply == "word word word word\u2026"
+    assert llm.sent == 5
 
 
 @pytest.mark.parametrize(

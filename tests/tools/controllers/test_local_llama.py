@@ -545,3 +545,50 @@ def test_without_llama_cpp_the_factory_says_how_to_build_it(monkeypatch: pytest.
 def test_an_unknown_controller_is_named_with_the_known_ones():
     with pytest.raises(ValueError, match=re.escape("known: qwen2.5-coder-0.5b")):
         local_chat_model("gpt-17", data_dir=Path("unused"))
+
+
+@pytest.mark.slow
+def test_constrained_greedy_replies_are_the_same_when_the_best_token_is_checked_first(
+    controller: LocalLlamaChatModel, monkeypatch: pytest.MonkeyPatch
+):
+    import llama_cpp
+
+    whole_chain = 0
+    chain_sample = llama_cpp.Llama.sample
+
+    def counted(self: Any, *args: Any, **options: Any) -> int:
+        nonlocal whole_chain
+        whole_chain += 1
+        return chain_sample(self, *args, **options)
+
+    monkeypatch.setattr(llama_cpp.Llama, "sample", counted)
+    structured = controller.with_structured_output(PlanOutput, include_raw=True)
+    llama = controller._model().llama
+    for request_text, files, _ in PLAN_CASES[:3]:
+        messages = planning_messages(request_text, files, [], STATIC_DEMOS)
+        llama.best_first = False
+        # Both replies below start from this prompt's saved state: a prompt restored and one evaluated whole give
+        # logits that differ in their last digits, enough to turn a greedy choice between near-equal tokens.
+        structured.invoke(messages)
+        whole_chain = 0
+        slow = structured.invoke(messages)["raw"]
+        assert whole_chain == slow.usage_metadata["output_tokens"] + 1  # every token and the end through the chain
+        llama.best_first, whole_chain = True, 0
+        fast = structured.invoke(messages)["raw"]
+        assert fast.text == slow.text
+        assert whole_chain < slow.usage_metadata["output_tokens"] / 4  # the shortcut took most tokens
+
+
+@pytest.mark.slow
+def test_usage_says_how_much_of_the_prompt_the_cache_restored(controller: LocalLlamaChatModel):
+    messages = [HumanMessage("Name a colour of the rainbow.")]
+    controller.invoke([HumanMessage("Something else first.")])
+    first = controller.invoke(messages).usage_metadata
+    again = controller.invoke(messages).usage_metadata
+    assert first is not None and again is not None
+    assert first["input_token_details"]["cache_read"] < first["input_tokens"] - 4  # the chat template's start
+    assert again["input_token_details"]["cache_read"] == again["input_tokens"] - 1  # all but the last, re-read
+    chunks = list(controller.stream(messages))
+    streamed = sum(chunks[1:], chunks[0]).usage_metadata
+    assert streamed is not None and streamed["input_tokens"] == again["input_tokens"]
+    assert streamed["output_tokens"] == len([chunk for chunk in chunks if chunk.text])
