@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from hugginggraph.graph.checkpoint import default_data_dir
 from hugginggraph.tools.catalog import ModelCard, ModelCatalog
 from hugginggraph.tools.demo_bank import DemoBank, default_demo_bank
+from hugginggraph.tools.early_starts import EarlyStarts
 from hugginggraph.tools.runners.base import ModelRunner
 from hugginggraph.tools.tasks import TASKS, TaskSpec
 
@@ -107,6 +108,12 @@ class HuggingGraphContext:
     """The task types the planner may use (Hub task ids by default)."""
     planning: PlanningAids = field(default_factory=PlanningAids)
     demo_bank: DemoBank = field(default_factory=default_demo_bank)
+    start_tasks_early: bool = True
+    """Start a task while the planner is still writing the rest of the plan, once the task is whole, valid, and its
+    model needs no question to the controller (nodes/plan_stream.py). Never with approval, in mode "tasks", or
+    with `Limits.max_concurrent_tasks` or `Limits.run_timeout_s`, which the execution stage keeps."""
+    early_starts: EarlyStarts = field(default_factory=EarlyStarts)
+    """The calls so started, until the execution stage takes them."""
 
     def llm_for(self, stage: Stage) -> BaseChatModel:
         return self.stage_llms.get(stage, self.llm)

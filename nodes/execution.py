@@ -243,18 +243,28 @@ async def run_task_once(
     gate: Gate,
     journal: StepJournal,
     started: Callable[[], None] = _no_event,
+    *,
+    take_early: bool = True,
 ) -> TaskResult:
     """A task whose dependencies all succeeded: the result `journal` recorded for this very call (same task, inputs
     and models), looked up before the task takes a slot, so a resumed task neither waits for one nor is skipped
-    past the run's deadline; otherwise its model calls, in a slot, `started` called as they begin. Never raises: a
-    bug or bad input in one task must not take down its siblings."""
+    past the run's deadline; or, with `take_early`, the same call started while the plan was being written
+    (`context.early_starts`); otherwise its model calls, in a slot, `started` called as they begin. Never raises:
+    a bug or bad input in one task must not take down its siblings."""
     try:
         if choice is None:
             raise MissingInput("no model was chosen for this task")
         # Reads files (text files whole): off the event loop, which a server shares with other runs.
         inputs = await asyncio.to_thread(resolve_inputs, task, done, context.workspace)
-        if (recorded := await journal.recorded(call_key(task, choice, inputs))) is not None:
+        key = call_key(task, choice, inputs)
+        if (recorded := await journal.recorded(key)) is not None:
             return recorded
+        early = context.early_starts.take(str(run_dir), key) if take_early else None
+        if early is not None and not early.cancelled():
+            result: TaskResult = await early  # started while the plan was written (nodes/plan_stream.py)
+            if result.status == "ok":
+                await journal.record(key, result)
+            return result
         async with gate.slot() as late:
             if late:
                 return TaskResult(task_id=task.id, task=task.task, status="skipped", error=f"not started: {late}")
@@ -286,7 +296,7 @@ async def run_plan_task(
     else:
 
         def started() -> None:
-            emit({"event": "task_started", "task_id": task.id, "task": task.task})
+            emit({"event": "task_started", "task_id": task.id, "task": task.task, "early": False})
 
         result = await run_task_once(task, choice, done, context, run_dir, gate, journal, started)
     emit(
@@ -321,6 +331,7 @@ async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
             task, known.get(task.id), choices.get(task.id), dependencies, context, run_dir, gate, journal
         )
     results = await asyncio.gather(*futures.values())
+    context.early_starts.cancel(str(run_dir))  # started for a plan that then changed: not this plan's calls
     await journal.synced()
     update: dict[str, Any] = {"results": {result.task_id: result for result in results}}
     if gate.cut_short:

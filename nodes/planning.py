@@ -18,8 +18,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field, create_model
@@ -29,11 +31,12 @@ from hugginggraph.graph.context import HuggingGraphContext, PlanningAids, StepsA
 from hugginggraph.graph.state import GraphState, Mode
 from hugginggraph.nodes.back_references import wire_back_references
 from hugginggraph.nodes.direct_gate import gate_for
+from hugginggraph.nodes.plan_stream import EarlyStarter, PlanStream
 from hugginggraph.nodes.step_vote import retype_by_steps
 from hugginggraph.nodes.task_options import with_task_options
 from hugginggraph.nodes.validation import check_plan
 from hugginggraph.prompts import render
-from hugginggraph.tools.artifacts import InputFileError, inside_workspace
+from hugginggraph.tools.artifacts import InputFileError, inside_workspace, run_folder
 from hugginggraph.tools.demo_bank import Demo, DemoBank
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json, storable
 from hugginggraph.tools.tasks import TASKS, TaskSpec
@@ -217,14 +220,21 @@ class Planner:
             return self.demo_bank.static(self.aids.demo_count, self.tasks)
         return []
 
-    async def draft(self, request: str, files: Sequence[str], history: Sequence[BaseMessage] = ()) -> PlanDraft:
+    async def draft(
+        self,
+        request: str,
+        files: Sequence[str],
+        history: Sequence[BaseMessage] = (),
+        listeners: Sequence[BaseCallbackHandler] = (),
+    ) -> PlanDraft:
         """A raw plan for the request; with `fix_pass`, a second one when the first has tasks that cannot run and
         the run's LLM budget, if any, allows the call. The second is taken only if it has fewer problems, keeps as
         many tasks (small controllers "fix" a long plan by answering two generic steps, "read image", "make text")
         and still speaks of the request.
 
         An empty draft marked `direct`, without a call, when the request needs no model (`PlanningAids.direct_gate`).
-        Raises ControllerUnavailable when the controller cannot be reached.
+        `listeners` get the first reply's tokens as they are written (`ask_json`). Raises ControllerUnavailable when
+        the controller cannot be reached.
         """
         # The gate compares with the retrieval's embedder, off the event loop: its first call loads MiniLM.
         gated = self.aids.direct_gate and self.aids.demos == "retrieved"
@@ -234,14 +244,14 @@ class Planner:
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
         key = prompt_key(messages, self._schema())
         saved = self.saved_replies.get(key)
-        first = PlanDraft(saved) if saved is not None else await self._ask(messages)
+        first = PlanDraft(saved) if saved is not None else await self._ask(messages, listeners)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
-        draft = await self._revised(first, request)
+        draft = await self.revised(first, request)
         problems = self._problems(draft)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
-            second = await self._revised(await self._ask([*messages, *fix]), request)
+            second = await self.revised(await self._ask([*messages, *fix]), request)
             if (
                 second.error is None
                 and len(self._problems(second)) < len(problems)
@@ -252,7 +262,7 @@ class Planner:
         reply = None if first.error else first.items
         return replace(draft, prompt_key=key, first_reply=reply, replayed=saved is not None)
 
-    async def _revised(self, draft: PlanDraft, request: str) -> PlanDraft:
+    async def revised(self, draft: PlanDraft, request: str) -> PlanDraft:
         """The draft with its task types put to the step vote and its words standing for earlier results wired to
         them, as the aids say."""
         if self.aids.step_vote and self.aids.steps != "none" and self.aids.demos == "retrieved":
@@ -267,8 +277,8 @@ class Planner:
     def _schema(self) -> type[PlanOutput]:
         return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
 
-    async def _ask(self, messages: Sequence[BaseMessage]) -> PlanDraft:
-        reply = await ask_json(self.llm, messages, self._schema())
+    async def _ask(self, messages: Sequence[BaseMessage], listeners: Sequence[BaseCallbackHandler] = ()) -> PlanDraft:
+        reply = await ask_json(self.llm, messages, self._schema(), listeners)
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
             return PlanDraft(reply_plan(storable(reply.parsed.model_dump(exclude_none=True))))
@@ -350,12 +360,38 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "deadline": deadline_for(context.limits),
         "direct_answer": False,
     }
+    run_dir = run_folder(context.artifacts_dir, str(get_config()["configurable"].get("thread_id", "default")))
+    context.early_starts.cancel(str(run_dir))  # what an earlier turn started and nobody took
+    starter = _early_starter(state, context, run_dir, turn["deadline"])
     meter = LLMMeter.for_run(context.limits, None)
-    drafted = await _draft(state, context, meter)
+    listeners = [PlanStream(starter.consider, reply_plan)] if starter else []
+    drafted = await _draft(state, context, meter, listeners)
+    if starter:
+        await starter.settled()  # every early call is known before execution looks for it
     return {**turn, **drafted, "llm_usage": Overwrite(meter.usage)}
 
 
-async def _draft(state: GraphState, context: HuggingGraphContext, meter: LLMMeter) -> dict[str, Any]:
+def _early_starter(
+    state: GraphState, context: HuggingGraphContext, run_dir: Path, deadline: float | None
+) -> EarlyStarter | None:
+    """What starts tasks while the plan is written, when the run will execute them without asking the user, and
+    without the limits whose bookkeeping is the execution stage's (its slots, its deadline's cut)."""
+    limits = context.limits
+    bounded = limits.max_concurrent_tasks is not None or limits.run_timeout_s is not None
+    if not context.start_tasks_early or bounded or state.get("approval") or state.get("mode", "full") == "tasks":
+        return None
+    planner = Planner.from_context(context)
+    request = state.get("request", "").strip()
+
+    async def revise(items: list[Any]) -> list[Any]:
+        return (await planner.revised(PlanDraft(items), request)).items
+
+    return EarlyStarter(context, run_dir, request, deadline, revise, get_stream_writer())
+
+
+async def _draft(
+    state: GraphState, context: HuggingGraphContext, meter: LLMMeter, listeners: Sequence[BaseCallbackHandler] = ()
+) -> dict[str, Any]:
     """The raw plan and the request as the chat's next message; or why there is no plan."""
     request = state.get("request", "").strip()
     if error := _input_error(request, state.get("mode", "full")) or _files_error(state.get("files", []), context):
@@ -365,7 +401,7 @@ async def _draft(state: GraphState, context: HuggingGraphContext, meter: LLMMete
         try:
             meter.check()
             draft = await Planner.from_context(context).draft(
-                request, state.get("files", []), state.get("messages", [])
+                request, state.get("files", []), state.get("messages", []), listeners
             )
         except ControllerUnavailable as error:
             # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.

@@ -113,20 +113,29 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
     candidates = found[: context.limits.top_k]
     if not candidates:
         return _failed(task, no_model_reason(task.task))
-    if len(candidates) == 1:
-        return _chosen(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
-    if all(card.source in CURATED_SOURCES for card in candidates):
-        reason = "the first of the offline models, in the order HuggingGraph measured them"
-        return _chosen(task, candidates, candidates[0].id, reason, asked_llm=False)
+    if (settled := settled_choice(task, candidates)) is not None:
+        return {"choices": {task.id: settled}}
     with LLMMeter.for_branch(context.limits, branch["llm_usage"], branch["branch"], branch["branches"]) as meter:
         try:
             meter.check()
             model_id, reason = await ask_for_model(task, branch["request"], candidates, context)
         except LLMBudgetSpent as spent:
             return {"stopped": str(spent), "llm_usage": meter.usage}
-    return {**_chosen(task, candidates, model_id, reason, asked_llm=True), "llm_usage": meter.usage}
+    choice = _choice(task, candidates, model_id, reason, asked_llm=True)
+    return {"choices": {task.id: choice}, "llm_usage": meter.usage}
 
 
-def _chosen(task: Task, candidates: list[ModelCard], model_id: str, reason: str, asked_llm: bool) -> dict[str, Any]:
+def settled_choice(task: Task, candidates: list[ModelCard]) -> ModelChoice | None:
+    """The choice among the (ranked, non-empty) candidates when it needs no question to the controller: the only
+    candidate, or the first of the project's own offline models. None when the controller must be asked."""
+    if len(candidates) == 1:
+        return _choice(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
+    if all(card.source in CURATED_SOURCES for card in candidates):
+        reason = "the first of the offline models, in the order HuggingGraph measured them"
+        return _choice(task, candidates, candidates[0].id, reason, asked_llm=False)
+    return None
+
+
+def _choice(task: Task, candidates: list[ModelCard], model_id: str, reason: str, asked_llm: bool) -> ModelChoice:
     ranked = [model_id, *(card.id for card in candidates if card.id != model_id)]
-    return {"choices": {task.id: ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked_llm)}}
+    return ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked_llm)

@@ -103,6 +103,17 @@ def test_the_plan_is_a_table_and_each_task_moves_from_waiting_to_its_outcome():
         printer.close()
 
 
+def test_a_task_started_while_the_plan_was_written_shows_as_running_once_the_plan_is_drawn():
+    console, _ = terminal()
+    printer = RichRunPrinter(console)
+    try:
+        printer.event({"event": "task_started", "task_id": 0, "task": "text-classification", "early": True})
+        printer.plan(PLAN, [], {})
+        assert re.search(r"running \(model\) \d+ s", rendered(printer)) and rendered(printer).count("waiting") == 2
+    finally:
+        printer.close()
+
+
 def test_the_answer_streams_into_a_panel_and_the_files_follow():
     console, out = terminal()
     printer = RichRunPrinter(console)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import (
     ModelAuthenticationError,
     ModelConnectionError,
@@ -22,6 +24,8 @@ from langchain_core.exceptions import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config, merge_configs
 from pydantic import BaseModel
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
@@ -67,18 +71,27 @@ def _unavailable(error: ModelError) -> ControllerUnavailable:
     return ControllerUnavailable(f"the controller LLM{where} {problem} ({type(cause).__name__}: {cause}): {advice}")
 
 
-async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: type[SchemaT]) -> LLMReply[SchemaT]:
+async def ask_json(
+    llm: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[SchemaT],
+    listeners: Sequence[BaseCallbackHandler] = (),
+) -> LLMReply[SchemaT]:
     """Structured output first; on models without it (or when it fails), a plain call whose text is returned.
 
-    Raises ControllerUnavailable when the model cannot be reached or refuses our key, model name or URL.
+    With `listeners`, the reply is streamed and they get its tokens as they come (`on_llm_new_token`), from models
+    that stream; the reply returned is the same. Raises ControllerUnavailable when the model cannot be reached or
+    refuses our key, model name or URL.
     """
+    # Added to the callbacks the call inherits (LangGraph's streams, tracing), which a config's own would replace.
+    config = merge_configs(ensure_config(), {"callbacks": list(listeners)}) if listeners else {}
     try:
         structured = llm.with_structured_output(schema, include_raw=True)
     except NotImplementedError:
         structured = None
     if structured is not None:
         try:
-            reply = await structured.ainvoke(list(messages))
+            reply = await _whole(structured, messages, config, stream=bool(listeners))
         except _UNAVAILABLE_ERRORS as error:
             raise _unavailable(error) from error
         except Exception:  # a server that rejects the schema still deserves a plain try
@@ -90,7 +103,28 @@ async def ask_json(llm: BaseChatModel, messages: Sequence[BaseMessage], schema: 
             raw = reply.get("raw")
             if isinstance(raw, BaseMessage) and raw.text:
                 return LLMReply(text=raw.text)
-    return LLMReply(text=await ask_text(llm, messages))
+    try:
+        message = await _whole(llm, messages, config, stream=bool(listeners))
+    except _UNAVAILABLE_ERRORS as error:
+        raise _unavailable(error) from error
+    return LLMReply(text=message.text)
+
+
+async def _whole(
+    runnable: Runnable[Any, Any], messages: Sequence[BaseMessage], config: RunnableConfig, stream: bool
+) -> Any:
+    """The runnable's output for the messages; streamed and added up when `stream` (its parts add: message
+    chunks, or the dicts of a structured reply with its raw message)."""
+    if not stream:
+        return await runnable.ainvoke(list(messages), config)
+    whole = None
+    with warnings.catch_warnings():
+        # Streamed structured output makes langchain-openai dump the SDK's chunks, whose `parsed` field pydantic
+        # warns about (langchain-ai/langchain#35538, fixed there for plain calls only): noise, not a problem.
+        warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning, r"pydantic\.main")
+        async for part in runnable.astream(list(messages), config):
+            whole = part if whole is None else whole + part
+    return whole
 
 
 async def ask_text(llm: BaseChatModel, messages: Sequence[BaseMessage]) -> str:

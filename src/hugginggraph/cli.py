@@ -15,7 +15,7 @@ import os
 import sys
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,31 @@ async def _stream(
     return state
 
 
+async def _conversation(
+    args: argparse.Namespace, turns: Callable[[str], Iterable[dict[str, Any]]] | None, workspace: Path | None = None
+) -> int:
+    """Run the graph inputs `turns(thread_id)` gives on one thread, each printed and answered before the next is
+    asked for (or resume the thread when `turns` is None). The context is built once: models loaded for one turn
+    stay loaded for the next."""
+    from hugginggraph.defaults import build_context
+    from hugginggraph.graph.builder import build_graph
+    from hugginggraph.graph.checkpoint import check_saved, open_checkpointer
+
+    settings = _settings(args)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    code = 0
+    async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
+        if turns is None:  # before the controller loads: a wrong thread id is told at once
+            await check_saved(saver, thread_id)
+        context = build_context(settings, workspace)
+        graph = build_graph(saver)
+        for graph_input in [None] if turns is None else turns(thread_id):
+            state = await _stream(graph, graph_input, thread_id, context)
+            finished = not (state.get("plan_error") or state.get("stopped") or state.get("__interrupt__"))
+            code = 0 if finished else EXIT_FAILED
+    return code
+
+
 async def _turns(
     args: argparse.Namespace,
     requests: Sequence[str] | None,
@@ -192,30 +217,14 @@ async def _turns(
 ) -> int:
     """Run requests on one thread (or resume it when `requests` is None), printing each. `files` are every
     request's input files, or one list of them per request."""
-    from hugginggraph.defaults import build_context
-    from hugginggraph.graph.builder import build_graph
-    from hugginggraph.graph.checkpoint import check_saved, open_checkpointer
-
-    settings = _settings(args)
-    thread_id = args.thread or uuid.uuid4().hex[:12]
-    per_request = (
-        [list(f) for f in files] if files and not isinstance(files[0], str) else [list(files)] * len(requests or ())
-    )
+    if requests is None:
+        return await _conversation(args, None, workspace)
+    per_request = [list(f) for f in files] if files and not isinstance(files[0], str) else [list(files)] * len(requests)
     inputs = [
         {"request": r, "files": f, "mode": "full", "approval": approval}
-        for r, f in zip(requests or (), per_request, strict=False)
+        for r, f in zip(requests, per_request, strict=False)
     ]
-    code = 0
-    async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
-        if requests is None:  # before the controller loads: a wrong thread id is told at once
-            await check_saved(saver, thread_id)
-        context = build_context(settings, workspace)
-        graph = build_graph(saver)
-        for graph_input in [None] if requests is None else inputs:
-            state = await _stream(graph, graph_input, thread_id, context)
-            finished = not (state.get("plan_error") or state.get("stopped") or state.get("__interrupt__"))
-            code = 0 if finished else EXIT_FAILED
-    return code
+    return await _conversation(args, lambda _: inputs, workspace)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -233,14 +242,12 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    """A conversation on one thread: one request per line, until an empty input, `exit` or end of input."""
-    requests = []
-    for line in sys.stdin:
-        if line.strip().lower() in ("exit", "quit"):
-            break
-        if line.strip():
-            requests.append(line.strip())
-    return asyncio.run(_turns(args, requests, args.file)) if requests else 0
+    """A conversation on one thread: each line a request, answered before the next is read (hugginggraph.chat)."""
+    from hugginggraph.chat import ChatInput
+    from hugginggraph.graph.checkpoint import default_data_dir
+
+    chat = ChatInput(args.file, history_file=default_data_dir() / "chat_history")
+    return asyncio.run(_conversation(args, chat.turns))
 
 
 DEMO_FILES = ("memo.wav", "sign.png")
@@ -374,8 +381,8 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--thread", help="the thread id to save the run under")
     _configuration_flags(demo)
     demo.set_defaults(run=_demo)
-    chat = commands.add_parser("chat", help="a conversation on one thread, one request per line of input")
-    chat.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
+    chat = commands.add_parser("chat", help="a conversation on one thread: each line a request, answered as entered")
+    chat.add_argument("--file", action="append", default=[], help="an input file of every request (repeatable)")
     chat.add_argument("--thread", help="continue this conversation")
     _configuration_flags(chat)
     chat.set_defaults(run=_chat)

@@ -225,6 +225,8 @@ class RichRunPrinter(RunPrinter):
         super().__init__(console.file)
         self.console = console
         self.rows: dict[int, _Row] = {}
+        self.early: dict[int, float] = {}
+        """When tasks started that began before the plan was shown (nodes/plan_stream.py)."""
         self.answer: str | None = None
         """The final answer, once the run has ended."""
         self.live: Live | None = None
@@ -232,6 +234,9 @@ class RichRunPrinter(RunPrinter):
     def plan(self, plan: list[Task], repairs: list[str], doomed: Mapping[int, TaskResult]) -> None:
         self.tasks = {task.id: task for task in plan}
         self.rows = {task.id: _Row(task) for task in plan}
+        for task_id, started in self.early.items():
+            if row := self.rows.get(task_id):
+                row.started = started
         if not plan:
             self.console.print("Plan: no task needed, answering directly.")
         else:
@@ -271,6 +276,8 @@ class RichRunPrinter(RunPrinter):
         if row := self.rows.get(task_id):
             row.started = time.monotonic()
             self._refresh()
+        else:
+            self.early[task_id] = time.monotonic()
 
     def finished(self, result: TaskResult) -> None:
         if row := self.rows.get(result.task_id):

@@ -275,19 +275,11 @@ class LocalLlamaChatModel(BaseChatModel):
         json_schema: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Generator[ChatGenerationChunk, None, None]:
-        """The reply token by token; LangChain streams when asked to (`astream`, LangGraph's "messages" mode).
-
-        A structured call (`json_schema`) comes as one chunk, `_generate`'s reply whole: partial JSON is of no use
-        to anyone, and it keeps the usage counts, which llama.cpp's stream does not report."""
+        """The reply token by token, then its usage; LangChain streams when asked to (`astream`, LangGraph's
+        "messages" mode). A structured call (`json_schema`) streams too, its tokens constrained to the schema: the
+        planner reads each task of a plan as soon as it is written (nodes/plan_stream.py)."""
         if json_schema is not None:
-            reply = self._generate(messages, stop, json_schema=json_schema, **kwargs).generations[0].message
-            message = AIMessageChunk(
-                content=reply.content,
-                response_metadata=reply.response_metadata,
-                usage_metadata=getattr(reply, "usage_metadata", None),
-            )
-            yield ChatGenerationChunk(message=message)
-            return
+            kwargs["grammar"] = _grammar(json.dumps(json_schema))
         kwargs.pop("stream", None)  # `invoke(..., stream=True)` passes it on; streaming is what this is
         chunks = self._model().stream(
             messages=convert_to_openai_messages(messages, text_format="string"),
