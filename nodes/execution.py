@@ -121,15 +121,18 @@ class StepJournal:
     the wait for the disk comes once, at the step's end, rather than between a task and its dependants. A journal
     that cannot be written (a full disk, a read-only folder) costs only the crash-safety of its results."""
 
-    def __init__(self, journal: CallJournal) -> None:
+    def __init__(self, journal: CallJournal | None) -> None:
         self.journal = journal
+        """None: nothing is recorded or read back (calls started while the plan is written: execution records the
+        results it takes from them)."""
         self.syncing: list[asyncio.Future[None]] = []
 
     async def recorded(self, key: dict[str, Any]) -> TaskResult | None:
         """The result recorded for this call, if it can stand for a new one: every file it names still exists."""
-        return await asyncio.to_thread(self._reusable, key)
+        return None if self.journal is None else await asyncio.to_thread(self._reusable, key)
 
     def _reusable(self, key: dict[str, Any]) -> TaskResult | None:
+        assert self.journal is not None
         try:
             recorded = self.journal.recorded(key)
         except OSError as error:
@@ -142,6 +145,8 @@ class StepJournal:
     async def record(self, key: dict[str, Any], result: TaskResult) -> None:
         """Record a successful call's result: a write and a rename, a fraction of a millisecond, so the moment in
         which a kill loses a finished call is as short as it can be. Its sync to disk goes on meanwhile."""
+        if self.journal is None:
+            return
         try:
             path = await asyncio.to_thread(self.journal.record, key, result)
         except OSError as error:
@@ -150,6 +155,7 @@ class StepJournal:
         self.syncing.append(asyncio.ensure_future(asyncio.to_thread(self._sync, path, key["task_id"])))
 
     def _sync(self, path: Path, task_id: int) -> None:
+        assert self.journal is not None
         try:
             self.journal.sync(path)
         except OSError as error:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,14 +30,12 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.utils.json import parse_partial_json
 
-from hugginggraph.graph.checkpoint import checkpoint_serializer
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import ModelChoice, Task
 from hugginggraph.nodes.execution import Gate, StepJournal, call_key, resolve_inputs, run_task_once
 from hugginggraph.nodes.selection import settled_choice
 from hugginggraph.nodes.task_options import with_task_options
 from hugginggraph.nodes.validation import check_plan, references, too_many_tasks
-from hugginggraph.tools.call_journal import CallJournal
 from hugginggraph.tools.catalog import CatalogUnavailable
 
 logger = logging.getLogger(__name__)
@@ -55,6 +52,12 @@ def whole_tasks(text: str, reply_plan: Callable[[Any], list[Any]]) -> list[Any]:
     except ValueError:  # not JSON (yet), or no task list in it
         return []
     return items[:-1]
+
+
+EARLY_TASKS = 10
+"""How many of a plan's first tasks are looked at while it is written, as many as a constrained plan may hold
+(`planning.MAX_PLANNED_TASKS`): the reply so far is parsed again for each, so a longer plan's later tasks wait for
+the execution stage rather than make every one of its tasks cost more."""
 
 
 class PlanStream(BaseCallbackHandler):
@@ -74,6 +77,8 @@ class PlanStream(BaseCallbackHandler):
         if not isinstance(token, str):  # content blocks: not the text of a plan
             return
         self.text += token
+        if "{" not in token or self.whole >= EARLY_TASKS:  # a task is whole only once the next one begins
+            return
         items = whole_tasks(self.text, self.reply_plan)
         if len(items) > self.whole:
             self.whole = len(items)
@@ -97,8 +102,7 @@ class EarlyStarter:
 
     def __post_init__(self) -> None:
         self.gate = Gate(self.context.limits, self.deadline)
-        journal = CallJournal(self.run_dir / "calls" / f"early-{uuid.uuid4().hex}", checkpoint_serializer())
-        self.journal = StepJournal(journal)
+        self.journal = StepJournal(None)  # execution records the results it takes
 
     def consider(self, items: list[Any]) -> None:
         """Check the plan so far in the background and start what may start (called by `PlanStream`)."""
