@@ -13,7 +13,7 @@ Peak RSS is the whole process's: the model, Python, and MiniLM when demos are re
 
 Prints the load, one line per request, then, last,
 `plans_parsed=<k>/<n> right_tasks=<k>/<n> seconds_per_plan=.. prompt_tok_s=.. decode_tok_s=.. peak_rss_gb=..`.
-Run: python benchmarks/controller.py [--model local:qwen2.5-coder-1.5b] [--demos retrieved] [--limit N]
+Run: python benchmarks/controller.py [--model local:qwen2.5-coder-1.5b] [--demos retrieved] [--limit N] [--whole-chain]
 On a busy machine give `--threads 1`: llama.cpp's threads wait for each other at every step, so one of them
 sharing a core with another process stalls them all (measured: a plan of 11 s on one thread had not finished
 after 45 s on two, with a second process busy on this 2-core machine).
@@ -85,13 +85,16 @@ def rate(tokens: int, ms: float) -> float:
     return tokens / ms * 1000 if ms else 0.0
 
 
-async def main(name: str, demos: Literal["none", "static", "retrieved"], cases: list[Any], threads: int | None) -> None:
+async def main(
+    name: str, demos: Literal["none", "static", "retrieved"], cases: list[Any], threads: int | None, whole_chain: bool
+) -> None:
     started = time.perf_counter()
     options = {"n_threads": threads} if threads else {}
     llm = local_chat_model(name, **options)  # finds (the first time, joins) the GGUF file
     weights_s = time.perf_counter() - started
     started = time.perf_counter()
     context = llm._model().llama.ctx
+    llm._model().llama.best_first = not whole_chain
     load_s = time.perf_counter() - started
     print(
         f"model={name} threads={llm.n_threads} weights_s={weights_s:.2f} load_s={load_s:.2f}"
@@ -160,10 +163,16 @@ if __name__ == "__main__":
     parser.add_argument("--demos", choices=["none", "static", "retrieved"], default="retrieved")
     parser.add_argument("--limit", type=int, help="only the first N requests (smoke runs)")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the controller's, every core)")
+    parser.add_argument(
+        "--whole-chain",
+        action="store_true",
+        help="sample every token through the whole grammar chain, as llama-cpp-python does (tools/controllers/"
+        "fast_llama.py): the plans are the same, the time is what the shortcut saves",
+    )
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
     provider, _, model_name = args.model.partition(":")
     if provider != "local" or not model_name:
         parser.error("--model must be local:<name>: the timings are llama.cpp's, read from the embedded model")
-    asyncio.run(main(model_name, args.demos, PLAN_CASES[: args.limit], args.threads))
+    asyncio.run(main(model_name, args.demos, PLAN_CASES[: args.limit], args.threads, args.whole_chain))

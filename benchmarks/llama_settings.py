@@ -1,0 +1,65 @@
+"""The embedded controller's raw speed under the llama.cpp settings worth choosing between: threads, batch size and
+flash attention. Each setting loads the model afresh, evaluates one prompt of `--prompt-tokens` tokens in one call
+(batched, as a prompt is), then decodes `--decode-tokens` tokens one at a time, and prints tokens per second for
+both. No sampling and no grammar: this is the model's arithmetic on this machine, the floor under every call.
+
+Prints one line per setting; run on an idle machine (another busy process stalls llama.cpp's threads).
+Run: python benchmarks/llama_settings.py [--model qwen2.5-coder-1.5b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import llama_cpp
+
+from hugginggraph.settings import DEFAULT_MODEL
+from hugginggraph.tools.controllers.gguf_weights import gguf_path
+from hugginggraph.tools.controllers.local_llama import available_cores
+
+TEXT = b"Transcribe memo.wav, summarize the transcript and read the summary aloud. " * 200
+
+
+def measure(path: str, threads: int, n_batch: int, flash_attn: bool, prompt: int, decode: int) -> tuple[float, float]:
+    llama = llama_cpp.Llama(
+        model_path=path,
+        n_ctx=4096,
+        n_batch=n_batch,
+        n_ubatch=n_batch,
+        n_threads=threads,
+        n_threads_batch=threads,
+        flash_attn=flash_attn,
+        verbose=False,
+    )
+    tokens = llama.tokenize(TEXT)[:prompt]
+    started = time.perf_counter()
+    llama.eval(tokens)
+    prompt_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for token in tokens[:decode]:
+        llama.eval([token])
+    decode_s = time.perf_counter() - started
+    return len(tokens) / prompt_s, decode / decode_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL.partition(":")[2], help="an embedded controller's name")
+    parser.add_argument("--prompt-tokens", type=int, default=600)
+    parser.add_argument("--decode-tokens", type=int, default=30)
+    args = parser.parse_args()
+    path = str(gguf_path(args.model))
+    cores = available_cores()
+    settings = [(cores, 64, False), (cores, 512, False), (cores, 64, True), (1, 64, False)]
+    for threads, n_batch, flash_attn in settings:
+        prompt, decode = measure(path, threads, n_batch, flash_attn, args.prompt_tokens, args.decode_tokens)
+        print(
+            f"threads={threads} n_batch={n_batch} flash_attn={flash_attn}"
+            f" prompt_tok_s={prompt:.1f} decode_tok_s={decode:.1f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
