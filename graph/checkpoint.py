@@ -14,13 +14,15 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Durability
 from platformdirs import user_data_dir
 from pydantic import SecretStr
 
-from hugginggraph.settings import ConfigurationError
+from hugginggraph.tools.errors import ConfigurationError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 """The URL prefixes libpq accepts; any other checkpoint URL is a configuration error."""
@@ -134,6 +136,19 @@ async def check_saved(saver: BaseCheckpointSaver, thread_id: str) -> None:
     (EmptyInputError: "Received no input") names neither the thread nor what to do about it."""
     if await saver.aget_tuple({"configurable": {"thread_id": thread_id}}) is None:
         raise NothingSaved(f"nothing was saved on thread {thread_id!r}: run the request again")
+
+
+async def fork_thread(saver: BaseCheckpointSaver, thread_id: str) -> BaseCheckpointSaver:
+    """A memory saver holding a copy of the thread's latest checkpoint, under the same thread id: a run there sees
+    the conversation so far (its messages, its files) and leaves the saved thread as it was."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    latest = await saver.aget_tuple(config)
+    if latest is None:
+        raise NothingSaved(f"nothing was saved on thread {thread_id!r}: `hugginggraph runs` lists the saved ones")
+    copy = InMemorySaver()
+    into: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    await copy.aput(into, latest.checkpoint, latest.metadata, latest.checkpoint["channel_versions"])
+    return copy
 
 
 async def list_threads(saver: BaseCheckpointSaver) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 from openai_fake import FakeOpenAI, Replies
 
-from hugginggraph.settings import ENVIRONMENT
+from hugginggraph.settings import environment_variables
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPH = "hugginggraph"
@@ -34,7 +34,11 @@ OFFLINE = {
     "LOG_COLOR": "false",
 }
 PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
-DROPPED = {"LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT", "FORCE_COLOR", *PROXIES, *ENVIRONMENT}
+DROPPED = {
+    *("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT", "FORCE_COLOR"),
+    *PROXIES,
+    *environment_variables(),
+}
 """Keys that would reach LangSmith, proxies that would carry loopback calls, and the developer's own settings."""
 
 

@@ -67,6 +67,19 @@ def test_plan_prints_the_validated_plan_and_runs_nothing(cli, server):
     assert server.requests_for("respond") == []
 
 
+def test_plan_in_a_thread_sees_the_conversation_and_leaves_it_as_it_was(cli, server):
+    assert cli("run", "is this text positive?", "--thread", "talk").returncode == 0
+    steps = cli("history", "talk").stdout
+    out = cli("plan", "now summarize it again", "--thread", "talk")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["plan"][0]["task"] == "summarization"
+    seen = json.dumps(server.requests_for("plan")[-1].body["messages"])
+    assert "is this text positive?" in seen and ANSWER in seen and "now summarize it again" in seen
+    assert cli("history", "talk").stdout == steps  # no new turn, no new checkpoint
+    unknown = cli("plan", "anything", "--thread", "nope")
+    assert unknown.returncode == 1 and "nothing was saved on thread 'nope'" in unknown.stderr
+
+
 def test_run_approve_runs_what_the_user_edited_and_n_runs_nothing(cli, server):
     edited = cli("run", "is this text positive?", "--approve", stdin="e\n0 text=what a dreadful day\n\n")
     assert edited.returncode == 0, edited.stderr

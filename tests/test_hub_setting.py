@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from configured import settings_from
 from hub_fake import FakeHub, allow_loopback_requests
 
 from hugginggraph.cli import _settings, parser
 from hugginggraph.defaults import build_context, default_catalog, default_runners
-from hugginggraph.settings import ConfigurationError, Settings, load_settings
+from hugginggraph.settings import ConfigurationError, Settings
 from hugginggraph.tools.catalog import CombinedCatalog
 from hugginggraph.tools.hub_catalog import HubCatalog
 from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB, HubDownloads
@@ -36,10 +37,6 @@ def has_hub(catalog: CombinedCatalog) -> bool:
     return any(isinstance(part, HubCatalog) for part in catalog.catalogs)
 
 
-def settings_from(environ: dict[str, str], tmp_path: Path) -> Settings:
-    return load_settings({}, environ, tmp_path / "no-config.toml")
-
-
 def test_by_default_the_hub_is_asked_when_it_answers_with_the_default_budget():
     assert Settings().hub == "auto" and Settings().hub_disk_budget_gb == DEFAULT_BUDGET_GB
     assert Settings(hub=True).hub is True and Settings(hub=False).hub is False  # the old boolean setting
@@ -49,25 +46,27 @@ def test_by_default_the_hub_is_asked_when_it_answers_with_the_default_budget():
     ("value", "hub"),
     [("auto", "auto"), ("1", True), ("on", True), ("true", True), ("0", False), ("off", False), ("false", False)],
 )
-def test_the_environment_sets_the_hub_mode(value: str, hub: object, tmp_path: Path):
-    assert settings_from({"HUGGINGGRAPH_HUB": value}, tmp_path).hub == hub
+def test_the_environment_sets_the_hub_mode(value: str, hub: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    assert settings_from(monkeypatch, {"HUGGINGGRAPH_HUB": value}, tmp_path / "no-config.toml").hub == hub
 
 
-def test_the_config_file_sets_the_hub_mode_and_the_budget(tmp_path: Path):
+def test_the_config_file_sets_the_hub_mode_and_the_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "config.toml"
     config.write_text('hub = "auto"\nhub_disk_budget_gb = 2.5\n')
-    settings = load_settings({}, {}, config)
+    settings = settings_from(monkeypatch, {}, config)
     assert settings.hub == "auto" and settings.hub_disk_budget_gb == 2.5
-    assert settings_from({"HUGGINGGRAPH_HUB_DISK_BUDGET_GB": "7"}, tmp_path).hub_disk_budget_gb == 7.0
+    assert settings_from(monkeypatch, {"HUGGINGGRAPH_HUB_DISK_BUDGET_GB": "7"}, config).hub_disk_budget_gb == 7.0
 
 
 @pytest.mark.parametrize(
     ("environ", "named"),
     [({"HUGGINGGRAPH_HUB": "sometimes"}, "hub"), ({"HUGGINGGRAPH_HUB_DISK_BUDGET_GB": "0"}, "hub_disk_budget_gb")],
 )
-def test_a_bad_hub_setting_is_a_clear_error(environ: dict[str, str], named: str, tmp_path: Path):
+def test_a_bad_hub_setting_is_a_clear_error(
+    environ: dict[str, str], named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     with pytest.raises(ConfigurationError, match=f"invalid configuration \\({named}"):
-        settings_from(environ, tmp_path)
+        settings_from(monkeypatch, environ, tmp_path / "no-config.toml")
 
 
 @pytest.mark.parametrize(

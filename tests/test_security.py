@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import json
 import logging
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,7 +133,8 @@ async def test_secrets_never_reach_logs_state_or_checkpoints(
         monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
         monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
         monkeypatch.setenv("HUGGINGGRAPH_CHECKPOINT_URL", PG_URL)
-        settings = load_settings(environ=os.environ, config_file=tmp_path / "no-config.toml")
+        monkeypatch.setenv("HUGGINGGRAPH_CONFIG", str(tmp_path / "no-config.toml"))
+        settings = load_settings()
         with FakeHub() as hub:
             hub.reply("POST", "/models/summarizer", Reply(status=503), Reply(json=[{"summary_text": "negative"}]))
             context = HuggingGraphContext(

@@ -17,7 +17,7 @@ from langgraph_server import GRAPH, Server, langgraph_dev
 from hugginggraph import Limits, build_graph
 from hugginggraph.runs import athreads
 from hugginggraph.server import ServerOptions, checkpointer, served_context
-from hugginggraph.settings import ENVIRONMENT, Settings
+from hugginggraph.settings import Settings, environment_variables
 from hugginggraph.testing import ScriptedChatModel
 
 slow = pytest.mark.slow
@@ -151,7 +151,7 @@ def test_a_run_context_is_checked_options_and_studio_sees_its_forms(api: httpx.C
 @pytest.fixture
 def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The server's environment as the slow tests set it, and no served context left over from another test."""
-    for name in ENVIRONMENT:
+    for name in environment_variables():
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HUGGINGGRAPH_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HUGGINGGRAPH_CONFIG", str(tmp_path / "no-config.toml"))

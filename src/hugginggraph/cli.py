@@ -114,7 +114,8 @@ def _models_install_offline(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from hugginggraph.settings import load_settings
+    """The settings these flags give over the environment and the config file; the named flags over `--set`."""
+    from hugginggraph.settings import assignments, load_settings
 
     flags = {
         "model": args.model,
@@ -125,7 +126,9 @@ def _settings(args: argparse.Namespace) -> Any:
         "checkpoint_path": args.checkpoints,
         "checkpoint_url": args.checkpoint_url,
     }
-    return load_settings(flags)
+    return load_settings(
+        {**assignments(args.set), **{name: value for name, value in flags.items() if value is not None}}
+    )
 
 
 async def _follow(graph: Any, graph_input: Any, config: dict[str, Any], context: Any, printer: RunPrinter) -> Any:
@@ -273,16 +276,47 @@ def _demo(args: argparse.Namespace) -> int:
     return asyncio.run(_turns(args, list(DEMO_REQUESTS), [[name] for name in DEMO_FILES], args.dir.resolve()))
 
 
+def _ui(args: argparse.Namespace) -> int:
+    """The web app (the `ui` extra): requests with images and sound, the plan and each task live, outputs inline."""
+    from hugginggraph.web_app import serve
+
+    return serve(_settings(args), host=args.host, port=args.port)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """HuggingGraph as a Model Context Protocol server on stdin and stdout (the `mcp` extra)."""
+    from hugginggraph.mcp_server import serve
+
+    return serve(_settings(args))
+
+
 def _plan(args: argparse.Namespace) -> int:
-    """Plan and validate, without running anything (mode "tasks"); print the plan as JSON."""
+    """Plan and validate, without running anything (mode "tasks"); print the plan as JSON. With `--thread`, the
+    plan is made in that conversation (its earlier requests and answers, its files) on a copy of it, so planning
+    adds no turn to the conversation."""
+    from langchain_core.runnables import RunnableConfig
+
     from hugginggraph.console import plan_json
     from hugginggraph.defaults import build_context
     from hugginggraph.graph.builder import build_graph
+    from hugginggraph.graph.checkpoint import NothingSaved, fork_thread, open_checkpointer
     from hugginggraph.graph.state import InputState
 
-    context = build_context(_settings(args))
-    graph_input = InputState(request=args.request, files=args.file, mode="tasks")
-    state = asyncio.run(build_graph().ainvoke(graph_input, context=context))
+    async def plan() -> Any:
+        settings = _settings(args)
+        graph_input = InputState(request=args.request, files=args.file, mode="tasks")
+        if not args.thread:
+            return await build_graph().ainvoke(graph_input, context=build_context(settings))
+        async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
+            conversation = await fork_thread(saver, args.thread)  # before the controller loads: a wrong id is told
+        config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
+        return await build_graph(conversation).ainvoke(graph_input, config, context=build_context(settings))
+
+    try:
+        state = asyncio.run(plan())
+    except NothingSaved as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
     print(plan_json(state))
     return EXIT_FAILED if state.get("plan_error") else 0
 
@@ -353,6 +387,14 @@ def _configuration_flags(command: argparse.ArgumentParser) -> None:
         help="save runs in PostgreSQL at this postgresql:// URL instead (a password here shows in `ps`: "
         "prefer HUGGINGGRAPH_CHECKPOINT_URL)",
     )
+    command.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any setting, e.g. limits.top_k=3, planning.demos=static, plan_model=openai:gpt-4o (repeatable; "
+        "README: Settings)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -371,7 +413,10 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=about)
         command.add_argument("request")
         command.add_argument("--file", action="append", default=[], help="an input file (repeatable)")
-        command.add_argument("--thread", help="continue this conversation (default: a new one)")
+        thread_help = "continue this conversation (default: a new one)"
+        if name == "plan":
+            thread_help = "plan within this conversation, on a copy: it gets no new turn"
+        command.add_argument("--thread", help=thread_help)
         if name == "run":
             command.add_argument("--approve", action="store_true", help=APPROVE_HELP)
         _configuration_flags(command)
@@ -386,6 +431,14 @@ def parser() -> argparse.ArgumentParser:
     chat.add_argument("--thread", help="continue this conversation")
     _configuration_flags(chat)
     chat.set_defaults(run=_chat)
+    ui = commands.add_parser("ui", help="the web app: drop in images and sound, see the plan run (the `ui` extra)")
+    ui.add_argument("--host", default="127.0.0.1", help="the address to serve on (default %(default)s)")
+    ui.add_argument("--port", type=int, default=7860, help="the port to serve on (default %(default)s)")
+    _configuration_flags(ui)
+    ui.set_defaults(run=_ui)
+    mcp = commands.add_parser("mcp", help="serve HuggingGraph to MCP clients over stdio (the `mcp` extra)")
+    _configuration_flags(mcp)
+    mcp.set_defaults(run=_mcp)
     for name, action, about in [
         ("resume", _resume, "finish an interrupted run"),
         ("history", _history, "the saved steps of a run"),

@@ -102,7 +102,7 @@ def default_runners(
 
 def build_context(settings: Settings, workspace: Path | None = None) -> HuggingGraphContext:
     """The context a configured run gets: its controllers, every catalog and runner, the controller as the last
-    expert for text tasks."""
+    expert for text tasks, its limits and planning aids."""
     llm = chat_model(settings.model, settings)
     stage_llms = {stage: chat_model(spec, settings) for stage, spec in settings.stage_models().items()}
     expert = LLMRunner(llm)
@@ -116,4 +116,6 @@ def build_context(settings: Settings, workspace: Path | None = None) -> HuggingG
             expert, isolate=settings.isolate_models, hub_downloads=HubDownloads(settings.hub_disk_budget_gb)
         ),
         workspace=workspace or Path.cwd(),
+        limits=settings.limits,
+        planning=settings.planning,
     )

@@ -1,10 +1,10 @@
 """HuggingGraph on the LangGraph server (`langgraph dev`, LangGraph Studio, a self-hosted LangGraph API).
 
 The server can only hand a run JSON, so its graph takes `ServerOptions` as its context: what a caller may choose per
-run (the controllers, the limits and budgets). Everything else, keys included, comes from the server's environment
-and config file, read as the CLI reads them. Nodes turn the options into a full `HuggingGraphContext` through
-`context_of`; the first run with given controllers builds them, later ones reuse them. docs/server.md shows the
-HTTP calls.
+run (the controllers, the limits and budgets, the planning aids), its fields made from those of `Settings`.
+Everything else, keys included, comes from the server's environment and config file, read as the CLI reads them.
+Nodes turn the options into a full `HuggingGraphContext` through `context_of`; the first run with given
+controllers builds them, later ones reuse them. docs/server.md shows the HTTP calls.
 """
 
 from __future__ import annotations
@@ -13,52 +13,65 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any, Optional
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from hugginggraph.defaults import build_context
 from hugginggraph.graph.builder import HuggingGraph, build_graph
 from hugginggraph.graph.checkpoint import open_checkpointer
-from hugginggraph.graph.context import HuggingGraphContext, Limits
+from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.settings import Settings, load_settings
 
-_SETTINGS_FIELDS = {"model", "plan_model", "select_model", "respond_model", "base_url"}
+RUN_CHOICES = ("model", "plan_model", "select_model", "respond_model", "base_url", "limits", "planning")
+"""The settings a run may choose on the server: no keys, no paths, nothing that reaches the server's disk."""
 
 
-class ServerOptions(BaseModel):
-    """A run's `context` on the server: plain JSON, no secrets. Unset fields keep the server's own settings."""
+class _RunChoices(BaseModel):
+    """What `ServerOptions` does with the choices it holds; its fields are made from `Settings` below."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str | None = None
-    """The controller for every stage, provider:model."""
-    plan_model: str | None = None
-    """The planner, when it differs from `model`."""
-    select_model: str | None = None
-    """The model chooser, when it differs from `model`."""
-    respond_model: str | None = None
-    """The answer writer, when it differs from `model`."""
-    base_url: str | None = None
-    """An OpenAI-compatible server for openai: models. The server's own API key is not sent to a URL chosen here."""
-    limits: Limits = Field(default_factory=Limits)
-    """Bounds on the run: candidates per task, timeouts, budgets."""
+    def chosen(self) -> dict[str, Any]:
+        """The choices this run made (unset ones are None and keep the server's own settings)."""
+        return {name: value for name in RUN_CHOICES if (value := getattr(self, name)) is not None}
 
     def settings(self, environment: Settings) -> Settings:
         """The server's settings with these options' choices over them."""
-        chosen = self.model_dump(include=_SETTINGS_FIELDS, exclude_none=True)
+        chosen = self.chosen()
         if chosen.get("base_url", environment.base_url) != environment.base_url:
             chosen["api_key"] = None  # the key belongs to the endpoint it was configured for
         return environment.model_copy(update=chosen)
 
     def build(self) -> HuggingGraphContext:
         """The context these options describe (`ContextOptions`). Controllers and catalogs are built once per
-        distinct choice of controllers (`served_context`); the limits, free to change, are set per run."""
-        return replace(served_context(self.model_copy(update={"limits": Limits()})), limits=self.limits)
+        distinct choice of controllers (`served_context`); the limits and planning aids, free to change, are set
+        per run."""
+        served = served_context(self.model_copy(update={"limits": None, "planning": None}))
+        chosen = self.chosen()
+        return replace(
+            served, limits=chosen.get("limits", served.limits), planning=chosen.get("planning", served.planning)
+        )
+
+
+def _optional(name: str) -> Any:
+    setting = Settings.model_fields[name]
+    return Optional[setting.annotation], Field(default=None, description=setting.description)  # noqa: UP045
+
+
+ServerOptions = create_model(
+    "ServerOptions",
+    __base__=_RunChoices,
+    __doc__="A run's `context` on the server: plain JSON, no secrets, each field a setting of `Settings` (unset "
+    "ones keep the server's own). The server's API key is not sent to a `base_url` chosen here; `limits` and "
+    "`planning`, when given, replace the server's whole table.",
+    **{name: _optional(name) for name in RUN_CHOICES},
+)
 
 
 @lru_cache(maxsize=8)
-def served_context(options: ServerOptions) -> HuggingGraphContext:
+def served_context(options: _RunChoices) -> HuggingGraphContext:
     """Bounded, since each context may hold a controller loaded in memory; the environment is read on a miss."""
     return build_context(options.settings(load_settings()))
 

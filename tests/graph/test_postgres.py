@@ -82,9 +82,11 @@ def test_a_password_is_masked_in_any_message_raw_or_decoded():
     assert redact('bad token "s%40cret" or "s@cret"', "postgresql://hg:s%40cret@db/runs") == 'bad token "***" or "***"'
 
 
-def test_a_checkpoint_url_is_read_from_the_environment_and_kept_secret(tmp_path: Path):
+def test_a_checkpoint_url_is_read_from_the_environment_and_kept_secret(tmp_path: Path, monkeypatch):
     url = "postgresql://hg:s3cret@db/runs"
-    settings = load_settings({}, {"HUGGINGGRAPH_CHECKPOINT_URL": url}, tmp_path / "none.toml")
+    monkeypatch.setenv("HUGGINGGRAPH_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("HUGGINGGRAPH_CHECKPOINT_URL", url)
+    settings = load_settings()
     assert settings.checkpoint_url is not None and settings.checkpoint_url.get_secret_value() == url
     assert "s3cret" not in repr(settings) and "s3cret" not in settings.model_dump_json()
 

@@ -16,7 +16,7 @@ import pytest
 from rendered_text import rendered
 
 from hugginggraph.cli import parser
-from hugginggraph.settings import ENVIRONMENT
+from hugginggraph.settings import environment_variables
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
@@ -145,7 +145,7 @@ def test_the_no_text_message_names_real_settings():
     assert re.findall(r"--[a-z-]+|HUGGINGGRAPH_\w+", NO_TEXT) == ["--hub", "HUGGINGGRAPH_HUB", "--models-dir"]
     args = parser().parse_args(["run", "describe street.png", "--hub", "--models-dir", "saved"])
     assert args.hub and args.models_dir == [Path("saved")]
-    assert ENVIRONMENT["HUGGINGGRAPH_HUB"] == "hub"
+    assert environment_variables()["HUGGINGGRAPH_HUB"] == "hub"
 
 
 class LowLineEngine:

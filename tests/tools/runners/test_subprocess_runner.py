@@ -115,8 +115,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_the_isolate_models_setting_runs_local_models_in_child_processes(tmp_path: Path):
-    settings = load_settings(environ={"HUGGINGGRAPH_ISOLATE_MODELS": "true"}, config_file=tmp_path / "none.toml")
+def test_the_isolate_models_setting_runs_local_models_in_child_processes(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("HUGGINGGRAPH_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("HUGGINGGRAPH_ISOLATE_MODELS", "true")
+    settings = load_settings()
     assert settings.isolate_models
     isolated = default_runners(isolate=settings.isolate_models)
     # In-process local runners move into child processes; Piper is its own program already, endpoints are remote.
