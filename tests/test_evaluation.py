@@ -107,6 +107,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "repair": True,
     }
     assert report.sample == str(data)  # all the records: no part, sample or limit to describe
+    assert report.skipped == {}
 
     predictions = [
         Prediction.model_validate_json(line) for line in (out / "predictions.jsonl").read_text().splitlines()
@@ -119,6 +120,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
     assert EvalReport.model_validate_json((out / "scores.json").read_text()) == report
     summary = (out / "summary.md").read_text()
     assert "| group | records | n-F1 | e-F1 | t-F1 | v-F1 |" in summary
+    assert "Malformed records skipped: 0." in summary
     assert "| overall | 2 | 85.7 | 66.7 | 85.7 | 85.7 |" in summary
     assert "| dag | 0 |" in summary  # a row without scores
     assert "| *GPT-4 (published)* | | 81.5 | 54.7 | 77.3 | 60.9 |" in summary
@@ -196,9 +198,13 @@ async def test_the_test_and_tune_parts_split_the_records(data, tmp_path):
     assert planned[0] == planned[1] == set(saved) - held_out
 
 
-def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
+def command_line(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
     out = tmp_path / "cli"
     flags = [
         "--demos",
@@ -210,7 +216,7 @@ def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
         "--limit",
         "1",
     ]
-    args = parser.parse_args(["--data", str(data), "--out", str(out), *flags])
+    args = command_line("--data", str(data), "--out", str(out), *flags)
     llm = ScriptedChatModel(plan=[PLAN[1], PLAN[0]])  # listed backwards: scored as written without repair
 
     assert run_command(args, llm, "scripted") == 0
@@ -222,6 +228,30 @@ def test_the_command_line_options_reach_the_evaluation(data, tmp_path, capsys):
     assert prediction.task_nodes[0] == {"task": "text-to-speech", "arguments": ["<node-1>"]}
     printed = capsys.readouterr().out
     assert "| group | records |" in printed and f"results in {out}/" in printed
+
+
+def test_malformed_records_are_skipped_and_counted_by_reason_and_the_others_score_as_ever(data, tmp_path, capsys):
+    noisy = data.parent / "noisy.jsonl"
+    lines = [
+        json.dumps(RECORDS[0]),
+        "{not json",
+        json.dumps({**RECORDS[1], "id": "3", "task_nodes": {"task": "Translation", "arguments": ["hi"]}}),
+        json.dumps({key: value for key, value in RECORDS[1].items() if key != "instruction"} | {"id": "4"}),
+        json.dumps({**RECORDS[1], "task_links": "Image-to-Text, Text-to-Speech", "task_steps": None}),  # never read
+        json.dumps(RECORDS[0]),
+    ]
+    noisy.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "results"
+    args = command_line("--data", str(noisy), "--out", str(out), "--demos", "static")
+
+    assert run_command(args, ScriptedChatModel(plan=PLAN), "scripted") == 0
+
+    report = EvalReport.model_validate_json((out / "scores.json").read_text())
+    assert_scores(report)  # records 1 and 2, scored as in a file of their own
+    reasons = {"not a JSON object": 1, "task_nodes not a list": 1, "no request": 1, "repeated id": 1}
+    assert report.skipped == reasons
+    said = f"Malformed records skipped: 4 ({', '.join(f'{reason}: 1' for reason in reasons)})."
+    assert said in (out / "summary.md").read_text() and said in capsys.readouterr().out
 
 
 @pytest.fixture

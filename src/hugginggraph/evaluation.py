@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -23,7 +23,7 @@ from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.taskbench.evaluate import plan_records, saved_replies, score
 from hugginggraph.tools.taskbench.records import (
     TaskBenchRecord,
-    load_records,
+    read_records,
     sample,
     split,
     tool_output_types,
@@ -70,15 +70,15 @@ class EvalOptions(BaseModel):
 
     @property
     def aids(self) -> PlanningAids:
-        return PlanningAids(**{aid.name: getattr(self, aid.name) for aid in fields(PlanningAids)})
+        """The planning aids as set here; those an evaluation has no option for keep their defaults."""
+        return PlanningAids(**{name: getattr(self, name) for name in _AIDS})
 
     def tool_desc(self) -> Path | None:
         beside = self.data.parent / "tool_desc.json"
         return self.tools or (beside if beside.is_file() else None)
 
 
-def _part(options: EvalOptions) -> list[TaskBenchRecord]:
-    records = load_records(options.data)
+def _part(options: EvalOptions, records: list[TaskBenchRecord]) -> list[TaskBenchRecord]:
     if options.part == "all":
         return records
     test, tune = split(records, options.test_size, options.split_seed)
@@ -89,7 +89,10 @@ class EvalMismatch(ValueError):
     """The output folder holds predictions made with other options: resuming would mix two evaluations."""
 
 
-_PLANNING_OPTIONS = {"tools", "repair", *(aid.name for aid in fields(PlanningAids))}
+_AIDS = tuple(aid.name for aid in fields(PlanningAids) if aid.name in EvalOptions.model_fields)
+"""The planning aids an evaluation sets. Not replanning: it acts on tasks that ran, and an evaluation runs none."""
+
+_PLANNING_OPTIONS = {"tools", "repair", *_AIDS}
 """What a saved prediction depends on (with the model); which records are scored does not matter."""
 
 
@@ -114,7 +117,8 @@ def _check_resumable(options: EvalOptions, model: str) -> None:
 async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progress: bool = True) -> EvalReport:
     """Plan every selected record (skipping those already planned in `options.out`), score, write the report."""
     _check_resumable(options, model)
-    records = sample(_part(options), options.sample, options.seed)[: options.limit]
+    data = read_records(options.data)
+    records = sample(_part(options, data.records), options.sample, options.seed)[: options.limit]
     tool_desc = options.tool_desc()
     tasks = tool_registry(tool_desc) if tool_desc else TASKS
     output_types = tool_output_types(tool_desc) if tool_desc else {t: spec.output for t, spec in TASKS.items()}
@@ -127,7 +131,8 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         model=model,
         records=len(records),
         sample=_describe_sample(options),
-        aids={**asdict(options.aids), "repair": options.repair},
+        skipped=dict(data.skipped.most_common()),
+        aids={name: getattr(options, name) for name in (*_AIDS, "repair")},
         scores={group: counts.as_percent() for group, counts in scores.items()},
         group_sizes={group: counts.records for group, counts in scores.items()},
         parse_failures=sum(prediction.error is not None for prediction in made),

@@ -435,6 +435,7 @@ def taskbench_plan(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return plan
 
 
+@pytest.mark.optional_data
 @pytest.mark.skipif(not TASKBENCH.is_file(), reason=f"TaskBench's dev set is not at {TASKBENCH}; this test reads it")
 def test_every_taskbench_plan_shape_validates(tmp_path: Path):
     """Every ground-truth plan of hf_dev.jsonl (single tasks, chains, DAGs), with the files its request names in

@@ -2,7 +2,9 @@
 
 A record's `task_nodes` are `{"task": "Image-to-Text", "arguments": ["example.jpg"]}`, where an argument may name
 an earlier node's output as `<node-j>`. The ground truth is noisy (unknown tool names, odd arguments, a node
-without arguments): records are read as they are, and the metrics tolerate what they contain.
+without arguments): records are read as they are, and the metrics tolerate what they contain. A line that cannot
+be scored at all (not JSON, no request, `task_nodes` an object) is skipped with a reason, so that one bad record
+costs its own score and not the whole file's.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TEXT_EXTENSIONS, Modality, TaskSpec, normalize_task_name
 
@@ -35,14 +39,16 @@ class TaskNode(BaseModel):
         would iterate the string's characters)."""
         if value is None:
             return []
-        return [value] if isinstance(value, str | dict) else value
+        return value if isinstance(value, list) else [value]
 
 
 class TaskBenchRecord(BaseModel):
     """One request with its ground-truth plan."""
 
     id: str
-    instruction: str
+    instruction: str = Field(validation_alias=AliasChoices("instruction", "user_request"))
+    """The user's request: `instruction` in TaskBench's released splits, `user_request` in the `data.json` its
+    scripts write."""
     type: PlanShape
     task_nodes: list[TaskNode]
 
@@ -58,17 +64,73 @@ class TaskBenchRecord(BaseModel):
         return list(dict.fromkeys(_TEXT_FILE.findall(self.instruction)))
 
 
-def load_records(path: Path) -> list[TaskBenchRecord]:
-    """Every record of a TaskBench-format JSONL file (blank lines skipped); a bad line is an error naming it."""
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+SkipReason = Literal[
+    "not a JSON object",
+    "no id",
+    "no request",
+    "unknown type",
+    "task_nodes not a list",
+    "task node without a task",
+    "repeated id",
+]
+"""Why a line of a TaskBench file is not scored: it is not a record, it lacks what planning needs (a string `id`,
+the request) or what scoring needs (`type` single, chain or dag; `task_nodes` a list of nodes each naming its task),
+or its id was taken by an earlier record (predictions are kept by id). `task_links` and `task_steps` are never
+read, the links being read from `<node-j>` arguments as TaskBench's metrics do: a missing or odd one skips
+nothing."""
+
+_FIELD_REASONS: dict[str, SkipReason] = {"id": "no id", "instruction": "no request", "type": "unknown type"}
+"""The reason for a record whose field of this name did not validate (`task_nodes` has two of its own)."""
+
+
+@dataclass(frozen=True)
+class RecordFile:
+    """A TaskBench-format file as read."""
+
+    records: list[TaskBenchRecord]
+    """The records that can be planned and scored, in file order."""
+    skipped: Counter[SkipReason]
+    """Reason → how many lines were left out for it."""
+
+
+def read_records(path: Path) -> RecordFile:
+    """The records of a TaskBench-format JSONL file; blank lines are ignored and malformed ones counted by reason."""
+    records: list[TaskBenchRecord] = []
+    skipped: Counter[SkipReason] = Counter()
+    seen: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
-        try:
-            records.append(TaskBenchRecord.model_validate_json(line))
-        except ValueError as error:
-            raise ValueError(f"{path}:{number} is not a TaskBench record: {error}") from error
-    return records
+        record = _record(line)
+        if not isinstance(record, TaskBenchRecord):
+            skipped[record] += 1
+        elif record.id in seen:
+            skipped["repeated id"] += 1
+        else:
+            seen.add(record.id)
+            records.append(record)
+    return RecordFile(records, skipped)
+
+
+def load_records(path: Path) -> list[TaskBenchRecord]:
+    """The records of `path` that can be scored; `read_records` also says what was skipped and why."""
+    return read_records(path).records
+
+
+def _record(line: str) -> TaskBenchRecord | SkipReason:
+    try:
+        fields = json.loads(line)
+    except ValueError:
+        return "not a JSON object"
+    if not isinstance(fields, dict):
+        return "not a JSON object"
+    try:
+        return TaskBenchRecord.model_validate(fields)
+    except ValidationError as error:
+        where = error.errors()[0]["loc"]  # the first field, in declaration order, that did not validate
+        if where[0] != "task_nodes":
+            return _FIELD_REASONS[str(where[0])]
+        return "task_nodes not a list" if len(where) == 1 else "task node without a task"
 
 
 def sample(records: Sequence[TaskBenchRecord], size: int | None, seed: int) -> list[TaskBenchRecord]:

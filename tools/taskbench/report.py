@@ -24,6 +24,8 @@ class EvalReport(BaseModel):
     records: int
     sample: str
     """Which records: the file, the sample size and seed."""
+    skipped: dict[str, int] = {}
+    """Over the whole file, reason (`records.SkipReason`) → lines left out as malformed: in no part and no score."""
     aids: dict[str, object]
     scores: dict[str, dict[str, float | None]]
     """Group ("overall", "single", "chain", "dag") → metric → percent (None: nothing to score)."""
@@ -59,6 +61,7 @@ def markdown(report: EvalReport) -> str:
         f"# {report.title}",
         "",
         f"Controller `{report.model}`, {report.records} records ({report.sample}).",
+        _skipped_line(report.skipped),
         f"Planning aids: {', '.join(f'{k}={v}' for k, v in report.aids.items())}.",
         "",
         "| group | records | " + " | ".join(METRICS) + " |",
@@ -82,6 +85,13 @@ def markdown(report: EvalReport) -> str:
         *_differences(report),
     ]
     return "\n".join(lines)
+
+
+def _skipped_line(skipped: dict[str, int]) -> str:
+    """How many malformed lines of the file were left out, and why: said even when none were, so that a reader
+    knows the scores cover every record of the file's part."""
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in skipped.items())
+    return f"Malformed records skipped: {sum(skipped.values())}" + (f" ({reasons})." if reasons else ".")
 
 
 def _differences(report: EvalReport) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from hugginggraph.tools.taskbench.records import (
     TaskBenchRecord,
     load_records,
+    read_records,
     sample,
     split,
     tool_output_types,
@@ -87,18 +89,51 @@ def test_a_bare_string_or_object_argument_is_one_argument_and_a_missing_one_is_n
     assert [node.arguments for node in fourth.task_nodes] == [[], []]
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "{not json",
-        json.dumps({"id": "9", "type": "single", "task_nodes": []}),  # no instruction
-        json.dumps({"id": "9", "instruction": "x", "type": "tree", "task_nodes": []}),  # not a TaskBench shape
-    ],
-)
-def test_a_bad_line_is_an_error_naming_the_file_and_line(tmp_path, bad):
-    path = write_jsonl(tmp_path / "bad.jsonl", [json.dumps(RECORDS[0]), "", bad, json.dumps(RECORDS[1])])
-    with pytest.raises(ValueError, match=f"{path}:3 is not a TaskBench record"):
-        load_records(path)
+def line(drop: str = "", **fields: Any) -> str:
+    """A record's JSON line: a small well-formed one with `fields` changed and the field `drop` left out."""
+    record = {"id": "9", "instruction": "Caption a.jpg.", "type": "single", "task_nodes": [], **fields}
+    return json.dumps({key: value for key, value in record.items() if key != drop})
+
+
+# Lines shaped as TaskBench's noisy ones, each with the reason it is skipped for.
+NOISY = [
+    ("{not json", "not a JSON object"),
+    ('["Image-to-Text"]', "not a JSON object"),
+    (line(drop="id"), "no id"),
+    (line(id=9), "no id"),
+    (line(drop="instruction"), "no request"),
+    (line(type="tree"), "unknown type"),
+    (line(task_nodes={"task": "Image-to-Text", "arguments": ["a.jpg"]}), "task_nodes not a list"),
+    (line(drop="task_nodes"), "task_nodes not a list"),
+    (line(task_nodes=["Image-to-Text"]), "task node without a task"),
+    (line(task_nodes=[{"arguments": ["a.jpg"]}]), "task node without a task"),
+    (json.dumps(RECORDS[0]), "repeated id"),
+]
+
+
+def test_malformed_lines_are_skipped_and_counted_by_reason_and_the_rest_is_read(tmp_path):
+    lines = [json.dumps(RECORDS[0])]
+    for noisy, _ in NOISY:
+        lines += [noisy, json.dumps(RECORDS[1])]
+    read = read_records(write_jsonl(tmp_path / "noisy.jsonl", lines))
+    assert [record.id for record in read.records] == ["101", "102"]
+    repeats_of_102 = Counter({"repeated id": len(NOISY) - 1})
+    assert read.skipped == Counter(reason for _, reason in NOISY) + repeats_of_102
+    assert load_records(tmp_path / "noisy.jsonl") == read.records
+
+
+def test_fields_never_read_skip_nothing_and_user_request_names_the_request(tmp_path):
+    odd = [
+        line(id="1", task_links="Image-to-Text -> Translation"),
+        line(id="2", task_links=None, task_steps="Step 1: caption a.jpg."),
+        line(id="3", task_steps=[{}]),  # and no task_links at all
+        line(id="4", drop="instruction", user_request="Read 'menu.png' aloud."),  # as TaskBench's data.json has it
+        line(id="5", task_nodes=[{"task": "Image-to-Text", "arguments": 7}]),
+    ]
+    read = read_records(write_jsonl(tmp_path / "odd.jsonl", odd))
+    assert [record.id for record in read.records] == ["1", "2", "3", "4", "5"] and not read.skipped
+    assert (read.records[3].instruction, read.records[3].files) == ("Read 'menu.png' aloud.", ["menu.png"])
+    assert read.records[4].task_nodes[0].arguments == [7]  # a bare number is one argument, as a bare string is
 
 
 @pytest.mark.parametrize(
