@@ -1,6 +1,7 @@
 """The HuggingGraph graph, wiring only: plan → validate → select (one branch per task) → approve → execute →
-respond. The routes below end a run early: after validation in mode "tasks", before the answer in mode
-"results", and at the answer whenever the run stopped (`stopped`: a budget, the user's rejection)."""
+respond, and once per turn, when tasks failed, execute → replan → validate again for the replacement. The routes
+below end a run early: after validation in mode "tasks", before the answer in mode "results", and at the answer
+whenever the run stopped (`stopped`: a budget, the user's rejection)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hugginggraph.graph.state import GraphState, InputState, OutputState, Select
 from hugginggraph.nodes.approval import approve
 from hugginggraph.nodes.execution import execute
 from hugginggraph.nodes.planning import plan
+from hugginggraph.nodes.replanning import may_replan, replan
 from hugginggraph.nodes.response import respond
 from hugginggraph.nodes.selection import select
 from hugginggraph.nodes.validation import validate
@@ -24,6 +26,16 @@ from hugginggraph.nodes.validation import validate
 def answer_or_end(state: GraphState) -> str:
     """The answer, unless the run was asked for results only."""
     return END if state.get("mode") == "results" else "respond"
+
+
+def after_execution(state: GraphState) -> str:
+    """The replan stage when tasks failed and it has not run this turn; otherwise the answer (or the end)."""
+    return "replan" if may_replan(state) else answer_or_end(state)
+
+
+def after_replan(state: GraphState) -> str:
+    """Validation of the plan with its replacement tasks; the answer when there are none."""
+    return "validate" if state.get("replanned") else answer_or_end(state)
 
 
 def selection_branches(state: GraphState) -> list[Send]:
@@ -74,6 +86,7 @@ def build_graph(
     builder.add_node("select", select, input_schema=SelectionInput)  # type: ignore[call-overload]
     builder.add_node("approve", approve)
     builder.add_node("execute", execute)
+    builder.add_node("replan", replan)
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "plan")
@@ -81,6 +94,7 @@ def build_graph(
     builder.add_conditional_edges("validate", after_validation, ["select", "approve", "respond", END])
     builder.add_edge("select", "approve")
     builder.add_conditional_edges("approve", after_approval, ["select", "execute", "respond", END])
-    builder.add_conditional_edges("execute", answer_or_end, ["respond", END])
+    builder.add_conditional_edges("execute", after_execution, ["replan", "respond", END])
+    builder.add_conditional_edges("replan", after_replan, ["validate", "respond", END])
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer, name="hugginggraph")

@@ -83,6 +83,9 @@ class PlanningAids:
     """With retrieved demos (the gate uses the same embedder): a request that brings no file and is more like the
     labelled requests needing no model (greetings, facts, advice) than the demos is answered without a plan and
     without the planner's call (nodes/direct_gate.py)."""
+    replan: bool = False
+    """When tasks fail or are skipped, show the planner what failed and why, and run the one replacement it may
+    propose for the failed part (nodes/replanning.py); finished results are reused, never run again."""
 
 
 Stage = Literal["plan", "select", "respond"]

@@ -136,13 +136,17 @@ class OutputState(TypedDict, total=False):
     reached); None when it did not."""
     llm_usage: LLMUsage
     """Calls to the controller LLM and their tokens in this run, the budgets' measure."""
+    replanned: int | None
+    """None until the replan stage has run this turn (nodes/replanning.py), then how many tasks it added. It runs
+    at most once a turn, so a replacement that fails too ends the story."""
 
 
 class GraphState(InputState, OutputState, total=False):
     """The whole state. Written by: plan (`messages`, `raw_plan`, `plan_error`, `deadline`), validate (`plan`,
     `plan_repairs`, `results` for tasks doomed before they run), select (`choices`, `results` when no model
     exists), approve (`plan`, `plan_repairs`, `choices` when the user edits; `deadline`), execute (`results`),
-    respond (`answer`, `messages`). Any of them may write `stopped`; those that ask the LLM add to `llm_usage`."""
+    replan (`replanned`, `raw_plan`), respond (`answer`, `messages`). Any of them may write `stopped`; those that ask
+    the LLM add to `llm_usage`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     """The chat on this thread: earlier requests and answers, the history the planner sees."""

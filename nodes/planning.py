@@ -244,14 +244,14 @@ class Planner:
         messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
         key = prompt_key(messages, self._schema())
         saved = self.saved_replies.get(key)
-        first = PlanDraft(saved) if saved is not None else await self._ask(messages, listeners)
+        first = PlanDraft(saved) if saved is not None else await self.ask(messages, listeners)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
         draft = await self.revised(first, request)
         problems = self._problems(draft)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
-            second = await self.revised(await self._ask([*messages, *fix]), request)
+            second = await self.revised(await self.ask([*messages, *fix]), request)
             if (
                 second.error is None
                 and len(self._problems(second)) < len(problems)
@@ -277,7 +277,8 @@ class Planner:
     def _schema(self) -> type[PlanOutput]:
         return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
 
-    async def _ask(self, messages: Sequence[BaseMessage], listeners: Sequence[BaseCallbackHandler] = ()) -> PlanDraft:
+    async def ask(self, messages: Sequence[BaseMessage], listeners: Sequence[BaseCallbackHandler] = ()) -> PlanDraft:
+        """One planning call: the reply's tasks, or why it holds none (the fix pass and the replan ask this too)."""
         reply = await ask_json(self.llm, messages, self._schema(), listeners)
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
@@ -359,6 +360,7 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "stopped": None,
         "deadline": deadline_for(context.limits),
         "direct_answer": False,
+        "replanned": None,
     }
     run_dir = run_folder(context.artifacts_dir, str(get_config()["configurable"].get("thread_id", "default")))
     context.early_starts.cancel(str(run_dir))  # what an earlier turn started and nobody took

@@ -116,7 +116,7 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
     real = [result for result in results if result.status == "ok" and not result.random_weights]
     # A lead over partial results was seen answering the failed part from the LLM's own knowledge ("The meeting
     # starts at 10:00 AM" when the question-answering task had failed): the report alone tells no such story.
-    if stopped or len(real) < len(state.get("plan", [])):
+    if stopped or (len(real) < len(state.get("plan", [])) and not _replaced(state, real)):
         return report
     meter.check()
     notes = [*state.get("plan_repairs", []), *([f"the run stopped early: {stopped}"] if stopped else [])]
@@ -134,6 +134,14 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
         return _without_lead(state, f"{type(error).__name__}: {error}")
     lead = confine_paths(reply.strip(), _real_paths(state, results))
     return f"{lead}\n\n{report}" if lead else report
+
+
+def _replaced(state: GraphState, real: list[TaskResult]) -> bool:
+    """Whether the replan's tasks (numbered after the first plan's: the highest ids) all gave real results, so the
+    part that failed was done another way and the lead may speak of the results there are."""
+    ids = sorted(task.id for task in state.get("plan", []))
+    added = ids[len(ids) - (state.get("replanned") or 0) :]
+    return bool(added) and set(added) <= {result.task_id for result in real}
 
 
 def _without_lead(state: GraphState, why: str) -> str:

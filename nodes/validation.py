@@ -370,9 +370,10 @@ async def validate(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> 
     # Planning is the stage a slow controller makes long: the first place the deadline can have passed.
     if stopped := too_many_tasks(check.tasks, context.limits) or out_of_time(state.get("deadline"), context.limits):
         return {"plan": check.tasks, "plan_repairs": check.repairs, "stopped": stopped}
+    known = state.get("results", {})  # a replan's plan holds tasks that ran: their results stand
     doomed = {
         task.id: TaskResult(task_id=task.id, task=task.task, status="failed", error=check.doomed[task.id])
         for task in check.tasks
-        if task.id in check.doomed
+        if task.id in check.doomed and task.id not in known
     }
     return {"plan": check.tasks, "plan_repairs": check.repairs, "results": doomed}

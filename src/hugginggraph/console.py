@@ -70,6 +70,12 @@ def _replaced(value: Any) -> Any:
     return value.value if isinstance(value, Overwrite) else value
 
 
+def _replan_note(failed: list[int], added: int) -> str:
+    tasks = f"task{'s' if len(failed) != 1 else ''} {', '.join(map(str, failed))}"
+    news = f"{added} new task{'s' if added != 1 else ''}" if added else "no other way was found"
+    return f"Replanned after {tasks} did not finish: {news}."
+
+
 def printer_for(out: IO[str] | None = None) -> RunPrinter:
     """Rich output when `out` (default: stdout) is a terminal, plain lines otherwise."""
     console = Console(file=out or sys.stdout)
@@ -148,6 +154,11 @@ class RunPrinter:
             self.started(event["task_id"], event["task"])
         elif event.get("event") == "task_finished":
             self.finished(TaskResult.model_validate(event["result"]))
+        elif event.get("event") == "replanned":
+            self.replanned(event["failed"], len(event["tasks"]))
+
+    def replanned(self, failed: list[int], added: int) -> None:
+        self.line(_replan_note(failed, added))
 
     def started(self, task_id: int, task: str) -> None:
         self.line(f"[{task_id}] {task} started")
@@ -233,7 +244,8 @@ class RichRunPrinter(RunPrinter):
 
     def plan(self, plan: list[Task], repairs: list[str], doomed: Mapping[int, TaskResult]) -> None:
         self.tasks = {task.id: task for task in plan}
-        self.rows = {task.id: _Row(task) for task in plan}
+        # A replan's plan holds the tasks that already ran: their outcomes stay on the table.
+        self.rows = {task.id: old if (old := self.rows.get(task.id)) and old.result else _Row(task) for task in plan}
         for task_id, started in self.early.items():
             if row := self.rows.get(task_id):
                 row.started = started
@@ -271,6 +283,9 @@ class RichRunPrinter(RunPrinter):
             self.console.print(Text.assemble(("repaired: ", "yellow"), note))
         if request.problem:
             self.console.print(Text.assemble(("Your last answer was not applied: ", "red"), request.problem))
+
+    def replanned(self, failed: list[int], added: int) -> None:
+        self.console.print(Text(_replan_note(failed, added), style="yellow"))
 
     def started(self, task_id: int, task: str) -> None:
         if row := self.rows.get(task_id):
