@@ -287,7 +287,7 @@ def _mcp(args: argparse.Namespace) -> int:
     """HuggingGraph as a Model Context Protocol server on stdin and stdout (the `mcp` extra)."""
     from hugginggraph.mcp_server import serve
 
-    return serve(_settings(args))
+    return serve(_settings(args), args.workspace)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -437,6 +437,9 @@ def parser() -> argparse.ArgumentParser:
     _configuration_flags(ui)
     ui.set_defaults(run=_ui)
     mcp = commands.add_parser("mcp", help="serve HuggingGraph to MCP clients over stdio (the `mcp` extra)")
+    mcp.add_argument(
+        "--workspace", type=Path, help="where relative input paths are read (default: the working directory)"
+    )
     _configuration_flags(mcp)
     mcp.set_defaults(run=_mcp)
     for name, action, about in [
