@@ -143,13 +143,7 @@ async def _follow(graph: Any, graph_input: Any, config: dict[str, Any], context:
         async for mode, chunk in graph.astream(
             graph_input, config, context=context, stream_mode=["updates", "custom", "messages"], durability=DURABILITY
         ):
-            if mode == "messages":
-                printer.message(*chunk)
-            elif mode == "custom":
-                printer.event(chunk)
-            else:
-                for node, update in chunk.items():
-                    printer.update(node, update)
+            printer.feed(mode, chunk)
     return await graph.aget_state(config)
 
 

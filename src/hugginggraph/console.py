@@ -94,6 +94,17 @@ class RunPrinter:
     def line(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
+    def feed(self, mode: str, chunk: Any) -> None:
+        """One item of `graph.astream(..., stream_mode=["updates", "custom", "messages"])`, as the CLI and the web
+        app stream a run."""
+        if mode == "messages":
+            self.message(*chunk)
+        elif mode == "custom":
+            self.event(chunk)
+        else:
+            for node, update in chunk.items():
+                self.update(node, update)
+
     def update(self, node: str, update: Mapping[str, Any] | None) -> None:
         """One node's state update from `stream_mode="updates"`; `approve` sends the plan again after an edit."""
         if not update:
