@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -88,9 +89,28 @@ def renumbered(items: list[Any], taken: set[int]) -> list[Any]:
     return renamed
 
 
-async def replacement(planner: Planner, state: GraphState) -> PlanDraft:
+def unrunnable(failed: list[TaskResult]) -> set[str]:
+    """Task types that failed before any model started (no model for them here): the replacement may not name
+    them. Small controllers, asked for another way, were seen proposing the very task that had no model."""
+    return {result.task for result in failed if result.status == "failed" and result.started_at is None}
+
+
+def repeats(items: list[Any], plan: list[Task], failed: list[TaskResult]) -> list[Any]:
+    """The replacement without tasks that are a failed task again (the same type on the same inputs)."""
+    tried = {
+        (task.task, json.dumps(task.args, sort_keys=True)) for task in plan if task.id in {r.task_id for r in failed}
+    }
+    return [
+        item
+        for item in items
+        if not (isinstance(item, dict) and (item.get("task"), json.dumps(item.get("args"), sort_keys=True)) in tried)
+    ]
+
+
+async def replacement(planner: Planner, state: GraphState, failed: list[TaskResult]) -> PlanDraft:
     """The controller's replacement: the first plan's conversation (demos, chat, request), its plan as its reply,
-    then the outcomes and the question."""
+    then the outcomes and the question. The prompt lists every task type, as the first plan's did (so the
+    controller's prompt cache serves it); the reply's schema leaves out the ones with no model here."""
     request = state.get("request", "").strip()
     files = state.get("files", [])
     plan = state.get("plan", [])
@@ -102,7 +122,8 @@ async def replacement(planner: Planner, state: GraphState) -> PlanDraft:
     question = render(
         "planning_replan", outcomes=outcomes(plan, state.get("results", {})), next_id=str(max(t.id for t in plan) + 1)
     )
-    draft = await planner.ask([*messages, AIMessage(shown), HumanMessage(question)])
+    allowed = {name: spec for name, spec in planner.tasks.items() if name not in unrunnable(failed)}
+    draft = await replace(planner, tasks=allowed).ask([*messages, AIMessage(shown), HumanMessage(question)])
     return await planner.revised(draft, request)
 
 
@@ -119,11 +140,11 @@ async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> di
     with meter:
         try:
             meter.check()
-            draft = await replacement(Planner.from_context(context), state)
+            draft = await replacement(Planner.from_context(context), state, failed)
         except (ControllerUnavailable, LLMBudgetSpent):
             return {**done, "llm_usage": meter.usage}  # the answer reports the failures as they are
     plan = state.get("plan", [])
-    added = [] if draft.error else renumbered(draft.items, {task.id for task in plan})
+    added = [] if draft.error else renumbered(repeats(draft.items, plan, failed), {task.id for task in plan})
     get_stream_writer()(
         {"event": "replanned", "failed": [result.task_id for result in failed], "tasks": added, "error": draft.error}
     )

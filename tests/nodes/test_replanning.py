@@ -14,7 +14,9 @@ from conftest import echo
 from hugginggraph.console import RunPrinter
 from hugginggraph.defaults import default_catalog, default_runners
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
-from hugginggraph.nodes.replanning import renumbered
+from hugginggraph.graph.state import Task, TaskResult
+from hugginggraph.nodes.planning import Planner
+from hugginggraph.nodes.replanning import renumbered, repeats, unrunnable
 from hugginggraph.testing import ScriptedChatModel
 
 FIRST = [
@@ -92,8 +94,41 @@ async def test_the_controller_is_shown_each_outcome_with_its_reason(make_context
     assert state["replanned"] == 0 and set(state["results"]) == {0, 1, 2}  # nothing else to do: answered as it is
 
 
+async def test_a_task_with_no_model_here_cannot_be_proposed_again(make_context, run_graph, tmp_path, monkeypatch):
+    offered: list[set[str]] = []
+    ask = Planner.ask
+
+    async def spy(self, messages, listeners=()):
+        offered.append(set(self.tasks))
+        return await ask(self, messages, listeners)
+
+    monkeypatch.setattr(Planner, "ask", spy)
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    detect = [{"task": "object-detection", "id": 0, "dep": [-1], "args": {"image": "photo.png"}}]
+
+    def reply(messages) -> str:
+        again = messages[-1].text.startswith("What became of each task")
+        return json.dumps(ANOTHER_WAY[:1] if again else detect)
+
+    context = make_context(detect, MODELS, llm=ScriptedChatModel(plan=reply))
+    state = await run_graph(replace(context, planning=replace(context.planning, replan=True)))
+    first, again = offered
+    assert "object-detection" in first and "object-detection" not in again  # no model ran it: not offered again
+    assert "image-to-text" in again and "image-classification" in again
+    assert state["results"][0].status == "failed" and state["results"][1].status == "ok"
+    assert unrunnable([state["results"][0]]) == {"object-detection"}
+
+
+def test_a_failed_task_proposed_again_as_it_was_is_dropped():
+    plan = [Task(id=1, task="image-to-text", args={"image": "photo.png"})]
+    failed = [TaskResult(task_id=1, task="image-to-text", status="failed", error="no text")]
+    same = {"task": "image-to-text", "id": 0, "args": {"image": "photo.png"}}
+    other = {"task": "image-to-text", "id": 1, "args": {"image": "scan.png"}}
+    assert repeats([same, other], plan, failed) == [other]
+
+
 async def test_a_replacement_that_fails_too_is_not_replanned_again(make_context, run_graph, tmp_path):
-    again = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "photo.png"}}]
+    again = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "photo.png", "text": "try harder"}}]
     context, llm = context_for(make_context, tmp_path, again)
     state = await run_graph(context)
     assert state["results"][3].status == "failed" and llm.calls.count("plan") == 2
