@@ -1,33 +1,55 @@
-"""`SubprocessRunner`: the call runs in a child process; its output, its errors and its death come back as the
-executor expects, and a call that is cut off leaves no process behind (each call starts an interpreter, ~1 s, so
-those tests are slow); `Settings.isolate_models` puts the local runners behind it."""
+"""`SubprocessRunner`: calls run in long-lived child processes that keep the inner runner and its models; outputs,
+errors and deaths come back as the executor expects, a call that is cut off leaves no process behind, a dead worker is
+replaced for the next call, and no worker outlives its runner or its parent (each worker starts an interpreter, a
+second or more, so those tests are slow); `Settings.isolate_models` puts the local runners behind it."""
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_worker_process import CARD, FAULTS, Tally, answered
 
 from hugginggraph.defaults import default_runners
 from hugginggraph.settings import load_settings
 from hugginggraph.testing import Fault, FaultyRunner
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.runners.base import ModelLoadError
-from hugginggraph.tools.runners.subprocess_runner import ModelCallFailed, ModelProcessDied, SubprocessRunner
+from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
+from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
+from hugginggraph.tools.runners.worker_process import ModelCallFailed, ModelProcessDied
 
-CARD = ModelCard(id="m", task="text-classification")
+
+@pytest.fixture
+def runners() -> Iterator[Callable[..., SubprocessRunner]]:
+    """Makes runners of `Tally` (`max_idle` and the like as keywords), closed when the test ends."""
+    made: list[SubprocessRunner] = []
+
+    def make(**options: Any) -> SubprocessRunner:
+        made.append(SubprocessRunner(partial(Tally, FAULTS), **options))
+        return made[-1]
+
+    yield make
+    for runner in made:
+        runner.close()
+
+
+def run(runner: SubprocessRunner, task_id: int, run_dir: Path, model: str = CARD.id):
+    card = CARD.model_copy(update={"id": model})
+    return runner.run(card, card.task, {"text": "hi"}, ArtifactStore(run_dir, task_id))
 
 
 def call(fault: Fault | None, run_dir: Path):
-    runner = SubprocessRunner(partial(FaultyRunner, {0: fault} if fault else {}))
-    return runner.run(CARD, CARD.task, {"text": "hi"}, ArtifactStore(run_dir, 0))
+    return run(SubprocessRunner(partial(FaultyRunner, {0: fault} if fault else {})), 0, run_dir)
 
 
 @pytest.mark.slow
@@ -67,7 +89,95 @@ async def test_a_call_past_its_timeout_is_killed_with_its_process(tmp_path: Path
     assert not multiprocessing.active_children()
 
 
-PARENT_CALLING_A_HANGING_MODEL = """
+@pytest.mark.slow
+async def test_a_worker_keeps_its_runner_for_calls_from_any_thread_and_event_loop(runners, tmp_path: Path):
+    runner = runners()
+    # The first call comes from a thread that ends right after it: the worker must not die with that thread.
+    first: list[RunnerOutput] = []
+    thread = threading.Thread(target=lambda: first.append(asyncio.run(run(runner, 0, tmp_path))))
+    thread.start()
+    thread.join()
+    pid, _ = answered(first[0])
+    with pytest.raises(ModelCallFailed, match="injected failure in task 1"):
+        await run(runner, 1, tmp_path)  # a call that raised costs the worker nothing
+    assert answered(await run(runner, 0, tmp_path)) == (pid, 3)
+    assert [child.pid for child in multiprocessing.active_children()] == [pid]
+
+
+@pytest.mark.slow
+async def test_a_hung_call_holds_up_no_other_call(runners, tmp_path: Path):
+    runner = runners()
+    hung = asyncio.ensure_future(run(runner, 3, tmp_path))
+    while not multiprocessing.active_children():
+        await asyncio.sleep(0.01)
+    pid, _ = answered(await asyncio.wait_for(run(runner, 0, tmp_path), 30))  # a worker of its own
+    hung.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await hung
+    assert [child.pid for child in multiprocessing.active_children()] == [pid]
+
+
+@pytest.mark.slow
+async def test_a_worker_that_died_or_timed_out_is_replaced_for_the_next_call(runners, tmp_path: Path):
+    runner = runners()
+    pids = [answered(await run(runner, 0, tmp_path))[0]]
+    with pytest.raises(ModelProcessDied, match=r"exit code 3"):
+        await run(runner, 2, tmp_path)
+    pids.append(answered(await run(runner, 0, tmp_path))[0])
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(run(runner, 3, tmp_path), 1)
+    pids.append(answered(await run(runner, 0, tmp_path))[0])
+    os.kill(pids[-1], signal.SIGKILL)  # dies while idle, as under the out-of-memory killer
+    while _alive(pids[-1]):
+        await asyncio.sleep(0.01)
+    pids.append(answered(await run(runner, 0, tmp_path))[0])  # not the dead one's ModelProcessDied
+    assert len(set(pids)) == 4
+    assert [child.pid for child in multiprocessing.active_children()] == pids[-1:]
+
+
+@pytest.mark.slow
+async def test_a_call_goes_to_the_idle_worker_that_ran_its_model(runners, tmp_path: Path):
+    runner = runners()
+    outputs = await asyncio.gather(run(runner, 0, tmp_path, model="a"), run(runner, 0, tmp_path, model="b"))
+    pid_of = {model: answered(output)[0] for model, output in zip("ab", outputs, strict=True)}
+    for model in "bab":
+        assert answered(await run(runner, 0, tmp_path, model=model))[0] == pid_of[model]
+
+
+@pytest.mark.slow
+async def test_idle_workers_past_max_idle_stop_and_closing_stops_the_rest(runners, tmp_path: Path):
+    runner = runners(max_idle=1)
+    await asyncio.gather(run(runner, 0, tmp_path), run(runner, 0, tmp_path))  # two workers at once
+    async with asyncio.timeout(10):  # the one too many ends on its own
+        while len(multiprocessing.active_children()) > 1:
+            await asyncio.sleep(0.05)
+    runner.close()
+    assert not multiprocessing.active_children()
+    with pytest.raises(RuntimeError, match="closed"):
+        await run(runner, 0, tmp_path)
+
+
+@pytest.mark.slow
+async def test_a_runner_garbage_collected_stops_its_workers(tmp_path: Path):
+    runner = SubprocessRunner(partial(Tally, FAULTS))
+    await run(runner, 0, tmp_path)
+    assert multiprocessing.active_children()
+    del runner
+    gc.collect()
+    assert not multiprocessing.active_children()
+
+
+PARENT_CALLING_A_MODEL = """
+import weakref
+
+class Anything:
+    pass
+
+# A finalizer made before `multiprocessing` is imported, as a library may make one: weakref's exit handler then runs
+# after multiprocessing's, which SIGTERMs daemon children, so the runner must not leave its workers to weakref's.
+KEPT = Anything()
+weakref.finalize(KEPT, int)
+
 import asyncio, multiprocessing, sys, threading, time
 from functools import partial
 from pathlib import Path
@@ -76,25 +186,44 @@ from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 
-def report_child():
+class HoldsASemaphore(FaultyRunner):
+    # Holds a named semaphore, as libraries do (tqdm's lock): a worker killed before its exit handlers run leaves
+    # it to the resource tracker, which warns of it.
+    async def run(self, card, task, inputs, artifacts):
+        self.lock = multiprocessing.Lock()
+        return await super().run(card, task, inputs, artifacts)
+
+def report_worker():
     while not multiprocessing.active_children():
         time.sleep(0.05)
     print(multiprocessing.active_children()[0].pid, flush=True)
 
 if __name__ == "__main__":
-    threading.Thread(target=report_child, daemon=True).start()
+    run_dir, how = sys.argv[1:]
+    if how == "hang":  # the call never ends: report its worker while it runs
+        threading.Thread(target=report_worker, daemon=True).start()
     card = ModelCard(id="m", task="text-classification")
-    runner = SubprocessRunner(partial(FaultyRunner, {0: "hang"}))
-    asyncio.run(runner.run(card, card.task, {"text": "hi"}, ArtifactStore(Path(sys.argv[1]), 0)))
+    runner = SubprocessRunner(partial(HoldsASemaphore, {0: "hang"} if how == "hang" else {}))
+    asyncio.run(runner.run(card, card.task, {"text": "hi"}, ArtifactStore(Path(run_dir), 0)))
+    report_worker()  # the call has answered; its worker waits, idle, for the next one
+    if how == "idle":
+        time.sleep(600)
 """
+
+
+def parent_calling_a_model(run_dir: Path, how: str) -> list[str]:
+    """The command of a program that calls a model through a `SubprocessRunner` and prints its worker's pid: "hang"
+    while the call runs, "idle" after it and waits, "end" after it and ends without closing the runner."""
+    script = run_dir / "parent.py"
+    script.write_text(PARENT_CALLING_A_MODEL, encoding="utf-8")
+    return [sys.executable, str(script), str(run_dir), how]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="the kernel's parent-death signal is Linux's")
-def test_a_child_dies_with_a_parent_killed_by_sigkill(tmp_path: Path):
-    script = tmp_path / "parent.py"
-    script.write_text(PARENT_CALLING_A_HANGING_MODEL, encoding="utf-8")
-    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("worker", ["hang", "idle"])
+def test_a_child_dies_with_a_parent_killed_by_sigkill(tmp_path: Path, worker: str):
+    parent = subprocess.Popen(parent_calling_a_model(tmp_path, worker), stdout=subprocess.PIPE, text=True)
     try:
         child_pid = int(parent.stdout.readline())  # type: ignore[union-attr]
     finally:
@@ -104,6 +233,14 @@ def test_a_child_dies_with_a_parent_killed_by_sigkill(tmp_path: Path):
     while _alive(child_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child_pid), "the model's process outlived its killed parent"
+
+
+@pytest.mark.slow
+def test_a_program_that_ends_without_closing_its_runner_ends_its_worker_cleanly(tmp_path: Path):
+    parent = subprocess.run(parent_calling_a_model(tmp_path, "end"), capture_output=True, text=True, timeout=120)
+    assert parent.returncode == 0, parent.stderr
+    assert not _alive(int(parent.stdout))
+    assert "leaked" not in parent.stderr  # the resource tracker's warning: the worker was killed, not ended
 
 
 def _alive(pid: int) -> bool:
