@@ -123,8 +123,9 @@ async def replacement(planner: Planner, state: GraphState, failed: list[TaskResu
         "planning_replan", outcomes=outcomes(plan, state.get("results", {})), next_id=str(max(t.id for t in plan) + 1)
     )
     allowed = {name: spec for name, spec in planner.tasks.items() if name not in unrunnable(failed)}
-    draft = await replace(planner, tasks=allowed).ask([*messages, AIMessage(shown), HumanMessage(question)])
-    return await planner.revised(draft, request)
+    restricted = replace(planner, tasks=allowed)  # the step vote too: it would bring the type back by the words
+    draft = await restricted.ask([*messages, AIMessage(shown), HumanMessage(question)])
+    return await restricted.revised(draft, request)
 
 
 async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:

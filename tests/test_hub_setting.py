@@ -13,11 +13,11 @@ from configured import settings_from
 from hub_fake import FakeHub, allow_loopback_requests
 
 from hugginggraph.cli import _settings, parser
-from hugginggraph.defaults import build_context, default_catalog, default_runners
+from hugginggraph.defaults import build_context, default_catalog
 from hugginggraph.settings import ConfigurationError, Settings
 from hugginggraph.tools.catalog import CombinedCatalog
 from hugginggraph.tools.hub_catalog import HubCatalog
-from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB, HubDownloads
+from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 
@@ -111,10 +111,11 @@ def test_on_and_off_ask_no_probe(hub: FakeHub, on: bool):
 
 def test_the_budget_setting_reaches_the_local_runner_even_in_a_child_process(tmp_path: Path):
     settings = Settings(model="openai:gpt-4o-mini", api_key="sk-test", hub=False, hub_disk_budget_gb=3.5)
-    (runner,) = [r for r in build_context(settings, tmp_path).runners if isinstance(r, LocalTransformersRunner)]
-    assert runner.hub_downloads.budget_gb == 3.5
-
-    (isolated, *_) = default_runners(isolate=True, hub_downloads=HubDownloads(3.5))
+    (isolated, *_) = build_context(settings, tmp_path).runners  # isolated by default: in a worker process
     assert isinstance(isolated, SubprocessRunner)
-    child = pickle.loads(pickle.dumps(isolated.inner_factory))()  # as the child builds it
+    child = pickle.loads(pickle.dumps(isolated.inner_factory))()  # as the worker builds it
     assert isinstance(child, LocalTransformersRunner) and child.hub_downloads.budget_gb == 3.5
+
+    in_process = build_context(settings.model_copy(update={"isolate_models": False}), tmp_path).runners
+    (runner,) = [r for r in in_process if isinstance(r, LocalTransformersRunner)]
+    assert runner.hub_downloads.budget_gb == 3.5

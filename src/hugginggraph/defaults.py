@@ -77,7 +77,7 @@ def default_runners(
     llm_runner: LLMRunner | None = None, *, isolate: bool = False, hub_downloads: HubDownloads | None = None
 ) -> list[ModelRunner]:
     """Every runner, local ones first; each runs only the cards it knows how to run. With `isolate`, the local
-    runners run each call in a child process that a timeout kills (`SubprocessRunner`, `Settings.isolate_models`);
+    runners run their calls in worker processes that a timeout kills (`SubprocessRunner`, `Settings.isolate_models`);
     the remote ones wait on the network, which a timeout already stops. `hub_downloads` fetches the Hub models that
     run here (default: `HubDownloads()`, the default disk budget)."""
     local: list[Callable[[], ModelRunner]] = [
