@@ -61,7 +61,7 @@ async def run_one(context: HuggingGraphContext, request: str, folder: Path, thre
     async with sqlite_checkpointer(folder / "runs.sqlite") as saver:
         started = time.perf_counter()
         state = await build_graph(saver).ainvoke(
-            {"request": request, "files": list(SAMPLES)},
+            {"request": request, "files": [sample for sample in SAMPLES if sample in request]},
             {"configurable": {"thread_id": thread}},
             context=context,
             durability=DURABILITY,

@@ -83,9 +83,10 @@ class PlanningAids:
     """With retrieved demos (the gate uses the same embedder): a request that brings no file and is more like the
     labelled requests needing no model (greetings, facts, advice) than the demos is answered without a plan and
     without the planner's call (nodes/direct_gate.py)."""
-    replan: bool = False
+    replan: bool = True
     """When tasks fail or are skipped, show the planner what failed and why, and run the one replacement it may
-    propose for the failed part (nodes/replanning.py); finished results are reused, never run again."""
+    propose for the failed part (nodes/replanning.py); finished results are reused, never run again. On since
+    it answered more requests whose first task failed, and none fewer (benchmarks/replan.py)."""
 
 
 Stage = Literal["plan", "select", "respond"]

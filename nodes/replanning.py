@@ -95,11 +95,10 @@ def unrunnable(failed: list[TaskResult]) -> set[str]:
     return {result.task for result in failed if result.status == "failed" and result.started_at is None}
 
 
-def repeats(items: list[Any], plan: list[Task], failed: list[TaskResult]) -> list[Any]:
-    """The replacement without tasks that are a failed task again (the same type on the same inputs)."""
-    tried = {
-        (task.task, json.dumps(task.args, sort_keys=True)) for task in plan if task.id in {r.task_id for r in failed}
-    }
+def repeats(items: list[Any], plan: list[Task]) -> list[Any]:
+    """The replacement without tasks the plan holds already (the same type on the same inputs): one that failed
+    would fail again, and one that finished has its result, which is reused, not run again."""
+    tried = {(task.task, json.dumps(task.args, sort_keys=True)) for task in plan}
     return [
         item
         for item in items
@@ -145,7 +144,7 @@ async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> di
         except (ControllerUnavailable, LLMBudgetSpent):
             return {**done, "llm_usage": meter.usage}  # the answer reports the failures as they are
     plan = state.get("plan", [])
-    added = [] if draft.error else renumbered(repeats(draft.items, plan, failed), {task.id for task in plan})
+    added = [] if draft.error else renumbered(repeats(draft.items, plan), {task.id for task in plan})
     get_stream_writer()(
         {"event": "replanned", "failed": [result.task_id for result in failed], "tasks": added, "error": draft.error}
     )

@@ -345,8 +345,8 @@ def test_file_arguments_stay_in_the_workspace(task: str, value: str, absolute: b
         assert 0 in check.doomed, f"{value!r} was let through"
 
 
-plain_texts = st.text(st.characters(exclude_characters="<"), max_size=20)
-"""Text with nothing a planner's reference could be read in."""
+plain_texts = st.text(st.characters(exclude_characters="<."), max_size=20)
+"""Text with nothing a planner's reference or a text file's name ("0.MD") could be read in."""
 
 
 @st.composite
