@@ -111,11 +111,11 @@ def test_on_and_off_ask_no_probe(hub: FakeHub, on: bool):
 
 def test_the_budget_setting_reaches_the_local_runner_even_in_a_child_process(tmp_path: Path):
     settings = Settings(model="openai:gpt-4o-mini", api_key="sk-test", hub=False, hub_disk_budget_gb=3.5)
-    (isolated, *_) = build_context(settings, tmp_path).runners  # isolated by default: in a worker process
+    (runner,) = [r for r in build_context(settings, tmp_path).runners if isinstance(r, LocalTransformersRunner)]
+    assert runner.hub_downloads.budget_gb == 3.5
+
+    isolated_settings = settings.model_copy(update={"isolate_models": True})
+    (isolated, *_) = build_context(isolated_settings, tmp_path).runners
     assert isinstance(isolated, SubprocessRunner)
     child = pickle.loads(pickle.dumps(isolated.inner_factory))()  # as the worker builds it
     assert isinstance(child, LocalTransformersRunner) and child.hub_downloads.budget_gb == 3.5
-
-    in_process = build_context(settings.model_copy(update={"isolate_models": False}), tmp_path).runners
-    (runner,) = [r for r in in_process if isinstance(r, LocalTransformersRunner)]
-    assert runner.hub_downloads.budget_gb == 3.5

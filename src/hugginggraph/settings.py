@@ -85,11 +85,11 @@ class Settings(BaseSettings):
     random_models: bool = False
     """Also offer models with random weights (`models make-tiny` folders, the Hub's `tiny-random` test models),
     for trying the wiring offline; their outputs are noise and are labelled so wherever they are shown."""
-    isolate_models: bool = True
+    isolate_models: bool = False
     """Run local models in worker processes that keep them loaded (`SubprocessRunner`), so a timed-out call is
-    killed, not left computing, and a crashing model takes only its worker down. Each runner's first call starts
-    its worker (an interpreter, the library's imports, the model's load); false runs them in threads of this
-    process (SECURITY.md, Timeouts)."""
+    killed, not left computing, and a crashing model takes only its worker down. Each worker's first call pays an
+    interpreter, the library's imports and the model's load, and calls at once each get a worker of their own, so
+    it is off by default: under concurrent runs every worker loads its model (SECURITY.md, Timeouts)."""
     limits: Limits = Field(default_factory=Limits)
     """Bounds on each run: candidates per task, timeouts, budgets (`graph/context.py`, `Limits`)."""
     planning: PlanningAids = Field(default_factory=PlanningAids)
