@@ -27,6 +27,7 @@ from hugginggraph.defaults import build_context
 from hugginggraph.graph.builder import build_graph
 from hugginggraph.graph.checkpoint import DURABILITY, sqlite_checkpointer
 from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.nodes.replanning import replacement_ids
 from hugginggraph.settings import load_settings
 from hugginggraph.tools.catalog import ModelCard
 from hugginggraph.tools.runners.base import RunnerOutput
@@ -52,8 +53,7 @@ def answered(state: dict[str, Any]) -> bool:
         return False
     if all(result.status == "ok" for result in results.values()):
         return True
-    ids = sorted(task.id for task in plan)
-    added = ids[len(ids) - (state.get("replanned") or 0) :]
+    added = replacement_ids(state)
     return bool(added) and all(results.get(i) is not None and results[i].status == "ok" for i in added)
 
 

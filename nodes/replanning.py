@@ -41,6 +41,12 @@ def may_replan(state: GraphState) -> bool:
     return bool(unfinished(state)) and not state.get("stopped") and state.get("replanned") is None
 
 
+def replacement_ids(state: GraphState) -> list[int]:
+    """The ids of the tasks the replan added this turn: numbered after the first plan's, they are the highest."""
+    ids = sorted(task.id for task in state.get("plan", []))
+    return ids[len(ids) - (state.get("replanned") or 0) :]
+
+
 def outcomes(plan: list[Task], results: dict[int, TaskResult]) -> str:
     """What became of each task, one line each, as the controller is shown it."""
     lines = []
@@ -121,7 +127,8 @@ async def replacement(planner: Planner, state: GraphState, failed: list[TaskResu
     question = render(
         "planning_replan", outcomes=outcomes(plan, state.get("results", {})), next_id=str(max(t.id for t in plan) + 1)
     )
-    allowed = {name: spec for name, spec in planner.tasks.items() if name not in unrunnable(failed)}
+    excluded = unrunnable(failed)
+    allowed = {name: spec for name, spec in planner.tasks.items() if name not in excluded}
     restricted = replace(planner, tasks=allowed)  # the step vote too: it would bring the type back by the words
     draft = await restricted.ask([*messages, AIMessage(shown), HumanMessage(question)])
     return await restricted.revised(draft, request)

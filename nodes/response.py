@@ -25,6 +25,7 @@ from langgraph.runtime import Runtime
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
 from hugginggraph.graph.context import HuggingGraphContext, context_of
 from hugginggraph.graph.state import GraphState, Task, TaskResult
+from hugginggraph.nodes.replanning import replacement_ids
 from hugginggraph.nodes.validation import REFERENCE
 from hugginggraph.prompts import load_json, render
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_sentences, ask_text
@@ -137,10 +138,9 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
 
 
 def _replaced(state: GraphState, real: list[TaskResult]) -> bool:
-    """Whether the replan's tasks (numbered after the first plan's: the highest ids) all gave real results, so the
-    part that failed was done another way and the lead may speak of the results there are."""
-    ids = sorted(task.id for task in state.get("plan", []))
-    added = ids[len(ids) - (state.get("replanned") or 0) :]
+    """Whether the replan's tasks all gave real results, so the part that failed was done another way and the lead
+    may speak of the results there are."""
+    added = replacement_ids(state)
     return bool(added) and set(added) <= {result.task_id for result in real}
 
 
