@@ -1,5 +1,5 @@
 """The embedded controller's speed and plan quality on the 20 planning requests of its tests (`PLAN_CASES` in
-tests/tools/controllers/test_local_llama.py: varied modalities, one- and two-step plans, chit-chat).
+tests/tools/llama_cpp/test_local_llama.py: varied modalities, one- and two-step plans, chit-chat).
 
 Plans go through the graph's `Planner` with the graph's default aids but `--demos` (constrained task names, and a
 fix pass when a plan names input files nobody gave; the request's files exist here, as a user's would), one
@@ -36,14 +36,14 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
 from hugginggraph.graph.context import PlanningAids
-from hugginggraph.nodes.planning import Planner
+from hugginggraph.planning.planner import Planner
 from hugginggraph.settings import DEFAULT_MODEL
-from hugginggraph.tools.controllers.local_llama import local_chat_model
 from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.llama_cpp.local_llama import local_chat_model
 from hugginggraph.tools.tasks import TASKS
 
 PLAN_CASES: list[tuple[str, list[str], set[str]]] = load_test_module(
-    "tests/tools/controllers/test_local_llama.py"
+    "tests/tools/llama_cpp/test_local_llama.py"
 ).PLAN_CASES
 
 
@@ -166,7 +166,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--whole-chain",
         action="store_true",
-        help="sample every token through the whole grammar chain, as llama-cpp-python does (tools/controllers/"
+        help="sample every token through the whole grammar chain, as llama-cpp-python does (tools/llama_cpp/"
         "fast_llama.py): the plans are the same, the time is what the shortcut saves",
     )
     args = parser.parse_args()

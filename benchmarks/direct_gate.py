@@ -1,4 +1,4 @@
-"""How the direct-answer gate (nodes/direct_gate.py) routes requests: to the answer without a model, or to planning.
+"""How the direct-answer gate (planning/direct_gate.py) routes requests: to the answer without a model, or to planning.
 
 Two figures, with the gate as the graph runs it (the project's demo bank and MiniLM):
 - on our labelled set (benchmarks/data/direct_gate.json: requests that need no model, and everyday asks over
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 from harness import ROOT
 
-from hugginggraph.evaluation import EvalOptions
-from hugginggraph.nodes.direct_gate import DirectGate, gate_for, vote_shares
+from hugginggraph.planning.direct_gate import DirectGate, gate_for, vote_shares
+from hugginggraph.taskbench.eval_command import EvalOptions
+from hugginggraph.taskbench.records import TaskBenchRecord, load_records, split
 from hugginggraph.tools.demo_bank import default_demo_bank, names_file, step_words
-from hugginggraph.tools.taskbench.records import TaskBenchRecord, load_records, split
 
 LABELLED = ROOT / "benchmarks" / "data" / "direct_gate.json"
 TASKBENCH = ROOT.parent / "shared" / "taskbench" / "hf_dev.jsonl"

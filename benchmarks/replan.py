@@ -23,13 +23,13 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
-from hugginggraph.defaults import build_context
+from hugginggraph.context_assembly import build_context
 from hugginggraph.graph.builder import build_graph
 from hugginggraph.graph.checkpoint import DURABILITY, sqlite_checkpointer
 from hugginggraph.graph.context import HuggingGraphContext
-from hugginggraph.nodes.replanning import replacement_ids
+from hugginggraph.planning.replacement import replacement_ids
 from hugginggraph.settings import load_settings
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import RunnerOutput
 
 SAMPLES = ("memo.wav", "sign.png")
@@ -72,10 +72,10 @@ async def run_one(context: HuggingGraphContext, request: str, folder: Path, thre
 class FailingSummarizer:
     """Runs every summarization model, and fails, as a model that crashes would (before the real runners)."""
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return card.task == "summarization"
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
+    async def run(self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
         raise RuntimeError(f"injected failure: {card.id} crashed")
 
 

@@ -9,7 +9,7 @@ cleanly. Each node adds what it counted to the state's `llm_usage`, so a run pau
 another process still knows what it has spent.
 
 Tokens are the `usage_metadata` the model reports. OpenAI-compatible servers report them, and so does the embedded
-llama.cpp controller (tools/controllers/local_llama.py), streamed replies included. A reply the answer stage ends
+llama.cpp controller (tools/llama_cpp/local_llama.py), streamed replies included. A reply the answer stage ends
 early (its lead, after two sentences) reports none: its call counts, its tokens do not.
 
 The deadline is a `time.time()` value in the state, so it survives checkpoints; the nodes check it between

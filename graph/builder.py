@@ -12,15 +12,16 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import ContextOptions, HuggingGraphContext, given_context
 from hugginggraph.graph.state import GraphState, InputState, OutputState, SelectionInput
 from hugginggraph.nodes.approval import approve
 from hugginggraph.nodes.execution import execute
 from hugginggraph.nodes.planning import plan
-from hugginggraph.nodes.replanning import may_replan, replan
+from hugginggraph.nodes.replanning import replan
 from hugginggraph.nodes.response import respond
 from hugginggraph.nodes.selection import select
 from hugginggraph.nodes.validation import validate
+from hugginggraph.planning.replacement import may_replan
 
 
 def answer_or_end(state: GraphState) -> str:
@@ -72,22 +73,24 @@ HuggingGraph = CompiledStateGraph[GraphState, HuggingGraphContext, InputState, O
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None, *, context_schema: type[Any] = HuggingGraphContext
+    checkpointer: BaseCheckpointSaver | None = None, *, options_schema: type[ContextOptions] | None = None
 ) -> HuggingGraph:
-    """The compiled graph (a LangChain Runnable). Run it with `context=HuggingGraphContext(...)`, or give a
-    `context_schema` of JSON options (`ContextOptions`) for callers that can only send JSON, as the server does."""
-    # Typed for what nodes see, whatever the schema: `context_of` turns options into a HuggingGraphContext.
+    """The compiled graph (a LangChain Runnable). Run it with `context=HuggingGraphContext(...)`; or, for callers
+    that can only send JSON, as the server does, give the `options_schema` its runs' contexts are read into, and
+    each node gets the context the options build (`given_context`)."""
+    # Typed for what nodes see, whatever the schema: `given_context` makes it a HuggingGraphContext.
+    context_schema: type[Any] = options_schema or HuggingGraphContext
     builder: StateGraph[GraphState, HuggingGraphContext, InputState, OutputState] = StateGraph(
         GraphState, context_schema=context_schema, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node("plan", plan)
-    builder.add_node("validate", validate)
+    builder.add_node("plan", given_context(plan))
+    builder.add_node("validate", given_context(validate))
     # langgraph's overloads cannot infer a branch input type other than the state: checked by the tests instead.
-    builder.add_node("select", select, input_schema=SelectionInput)  # type: ignore[call-overload]
-    builder.add_node("approve", approve)
-    builder.add_node("execute", execute)
-    builder.add_node("replan", replan)
-    builder.add_node("respond", respond)
+    builder.add_node("select", given_context(select), input_schema=SelectionInput)  # type: ignore[call-overload]
+    builder.add_node("approve", given_context(approve))
+    builder.add_node("execute", given_context(execute))
+    builder.add_node("replan", given_context(replan))
+    builder.add_node("respond", given_context(respond))
 
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "validate")

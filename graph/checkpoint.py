@@ -7,7 +7,6 @@ A checkpoint URL may carry a password, so every message about one goes through `
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,10 +18,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Durability
-from platformdirs import user_data_dir
 from pydantic import SecretStr
 
-from hugginggraph.tools.errors import ConfigurationError
+from hugginggraph.errors import ConfigurationError
+from hugginggraph.paths import default_data_dir
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 """The URL prefixes libpq accepts; any other checkpoint URL is a configuration error."""
@@ -33,11 +32,6 @@ DURABILITY: Durability = "sync"
 planning begins and a run killed at any later point can be resumed; under "async" a kill during planning could come
 before anything was saved. The cost is one checkpoint write waited for per step, a few milliseconds on SQLite
 (benchmarks/durability.py)."""
-
-
-def default_data_dir() -> Path:
-    """`$HUGGINGGRAPH_HOME`, else the platform's user data directory (e.g. `~/.local/share/hugginggraph`)."""
-    return Path(os.environ.get("HUGGINGGRAPH_HOME") or user_data_dir("hugginggraph"))
 
 
 def default_checkpoint_path() -> Path:

@@ -7,19 +7,20 @@ compiled graph serves many configurations at once. It is not checkpointed: pass 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from hugginggraph.graph.checkpoint import default_data_dir
-from hugginggraph.tools.catalog import ModelCard, ModelCatalog
+from hugginggraph.paths import default_data_dir
+from hugginggraph.tools.catalog import CatalogEntry, ModelCatalog
 from hugginggraph.tools.demo_bank import DemoBank, default_demo_bank
-from hugginggraph.tools.early_starts import EarlyStarts
 from hugginggraph.tools.runners.base import ModelRunner
+from hugginggraph.tools.started_calls import EarlyStarts
 from hugginggraph.tools.tasks import TASKS, TaskSpec
 
 
@@ -78,11 +79,11 @@ class PlanningAids:
     the task has replaces the controller's choice."""
     back_references: bool = True
     """A text-only task given words that stand for an earlier result ("the summary", or its own step repeated)
-    reads the nearest earlier text output instead (nodes/back_references.py)."""
+    reads the nearest earlier text output instead (planning/back_references.py)."""
     direct_gate: bool = True
     """With retrieved demos (the gate uses the same embedder): a request that brings no file and is more like the
     labelled requests needing no model (greetings, facts, advice) than the demos is answered without a plan and
-    without the planner's call (nodes/direct_gate.py)."""
+    without the planner's call (planning/direct_gate.py)."""
     replan: bool = True
     """When tasks fail or are skipped, show the planner what failed and why, and run the one replacement it may
     propose for the failed part (nodes/replanning.py); finished results are reused, never run again. On since
@@ -114,7 +115,7 @@ class HuggingGraphContext:
     demo_bank: DemoBank = field(default_factory=default_demo_bank)
     start_tasks_early: bool = True
     """Start a task while the planner is still writing the rest of the plan, once the task is whole, valid, and its
-    model needs no question to the controller (nodes/plan_stream.py). Never with approval, in mode "tasks", or
+    model needs no question to the controller (dispatch/early_starts.py). Never with approval, in mode "tasks", or
     with `Limits.max_concurrent_tasks` or `Limits.run_timeout_s`, which the execution stage keeps."""
     early_starts: EarlyStarts = field(default_factory=EarlyStarts)
     """The calls so started, until the execution stage takes them."""
@@ -122,28 +123,38 @@ class HuggingGraphContext:
     def llm_for(self, stage: Stage) -> BaseChatModel:
         return self.stage_llms.get(stage, self.llm)
 
-    def runner_for(self, card: ModelCard) -> ModelRunner | None:
+    def runner_for(self, card: CatalogEntry) -> ModelRunner | None:
         return next((runner for runner in self.runners if runner.can_run(card)), None)
 
 
 @runtime_checkable
 class ContextOptions(Protocol):
     """JSON-friendly options that build a context, for callers that cannot hand over live objects: the LangGraph
-    server passes each run's `context` as JSON, which the graph's `context_schema` (`hugginggraph.server.
+    server passes each run's `context` as JSON, which the graph's options schema (`hugginggraph.server.
     ServerOptions`) turns into options. Declared here so the graph needs no import of whoever implements it."""
 
     def build(self) -> HuggingGraphContext: ...
 
 
-async def context_of(runtime: Runtime[Any]) -> HuggingGraphContext:
-    """What every node reads its context through: a HuggingGraphContext is used as is; options are built into one,
-    in a thread, since the first build loads models and reads folders, which must not stall the server's loop."""
-    context = runtime.context
-    if isinstance(context, HuggingGraphContext):
-        return context
-    if isinstance(context, ContextOptions):
-        return await asyncio.to_thread(context.build)
-    raise TypeError(
-        f"the run's context is {type(context).__name__}: pass context=HuggingGraphContext(...), or options such as "
-        "hugginggraph.server.ServerOptions() to build one from the environment as the CLI does"
-    )
+Node = TypeVar("Node", bound=Callable[..., Awaitable[Any]])
+
+
+def given_context(node: Node) -> Node:
+    """`node` given the run's HuggingGraphContext whatever the caller passed: the one place where options
+    (`ContextOptions`) become a context, so every node reads `runtime.context` as a HuggingGraphContext. Options are
+    built in a thread, since the first build loads models and reads folders, which must not stall the server's
+    loop; later builds come from the options' cache."""
+
+    @functools.wraps(node)
+    async def run(value: Any, runtime: Runtime[Any]) -> Any:
+        context = runtime.context
+        if isinstance(context, ContextOptions):
+            context = await asyncio.to_thread(context.build)
+        elif not isinstance(context, HuggingGraphContext):
+            raise TypeError(
+                f"the run's context is {type(context).__name__}: pass context=HuggingGraphContext(...), or options "
+                "such as hugginggraph.server.ServerOptions() to build one from the environment as the CLI does"
+            )
+        return await node(value, runtime.override(context=context))
+
+    return cast(Node, run)

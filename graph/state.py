@@ -125,7 +125,7 @@ class OutputState(TypedDict, total=False):
     plan_repairs: list[str]
     plan_error: str | None
     direct_answer: bool
-    """Written by plan: True when the request was found to need no model (nodes/direct_gate.py), so no plan was
+    """Written by plan: True when the request was found to need no model (planning/direct_gate.py), so no plan was
     asked for and the controller answers it itself; False when the planner was asked (an empty plan then is its
     own choice)."""
     choices: dict[int, ModelChoice]

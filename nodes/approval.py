@@ -25,9 +25,9 @@ from langgraph.types import Overwrite, interrupt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hugginggraph.graph.budget import deadline_for, out_of_time
-from hugginggraph.graph.context import HuggingGraphContext, context_of
+from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, ModelChoice, Task
-from hugginggraph.nodes.validation import check_plan, too_many_tasks
+from hugginggraph.planning.plan_check import check_plan, too_many_tasks
 from hugginggraph.tools.catalog import CatalogUnavailable
 
 
@@ -101,7 +101,7 @@ def approval_request(state: GraphState, problem: str | None = None) -> ApprovalR
 
 
 async def approve(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
-    context = await context_of(runtime)
+    context = runtime.context
     if state.get("stopped"):
         return {}
     if not state.get("approval"):

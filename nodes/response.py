@@ -23,10 +23,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
-from hugginggraph.graph.context import HuggingGraphContext, context_of
+from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState, Task, TaskResult
-from hugginggraph.nodes.replanning import replacement_ids
-from hugginggraph.nodes.validation import REFERENCE
+from hugginggraph.planning.references import REFERENCE
+from hugginggraph.planning.replacement import replacement_ids
 from hugginggraph.prompts import load_json, render
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_sentences, ask_text
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TASKS
@@ -82,7 +82,7 @@ def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
 
 
 async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
-    context = await context_of(runtime)
+    context = runtime.context
     update: dict[str, Any] = {}
     with LLMMeter.for_run(context.limits, state.get("llm_usage")) as meter:
         try:

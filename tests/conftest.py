@@ -16,7 +16,7 @@ from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkp
 from hugginggraph.graph.checkpoint import DURABILITY
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.demo_bank import STEP_MAJORITY, DemoBank
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.tasks import TaskSpec
@@ -97,7 +97,7 @@ def make_context(tmp_path: Path) -> Callable[..., HuggingGraphContext]:
         **limits: Any,
     ) -> HuggingGraphContext:
         cards = [
-            ModelCard(id=model_id, task=task, downloads=(downloads or {}).get(model_id, 0))
+            CatalogEntry(id=model_id, task=task, downloads=(downloads or {}).get(model_id, 0))
             for model_id, (task, _) in models.items()
         ]
         runner = ScriptedRunner({model_id: script for model_id, (_, script) in models.items()})

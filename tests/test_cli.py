@@ -66,7 +66,7 @@ def test_bad_usage_exits_2(tmp_path: Path):
 def test_install_offline_reports_what_it_installed(monkeypatch, capsys):
     from hugginggraph import cli
     from hugginggraph.tools import offline_models
-    from hugginggraph.tools.controllers import gguf_weights
+    from hugginggraph.tools.llama_cpp import gguf_weights
 
     monkeypatch.setattr(offline_models, "install_offline_models", lambda reinstall: [f"experts-{reinstall}"])
     monkeypatch.setattr(gguf_weights, "install_weights", lambda name, reinstall: [f"weights-of-{name}-{reinstall}"])

@@ -13,7 +13,7 @@ from configured import settings_from
 from hub_fake import FakeHub, allow_loopback_requests
 
 from hugginggraph.cli import _settings, parser
-from hugginggraph.defaults import build_context, default_catalog
+from hugginggraph.context_assembly import build_context, default_catalog
 from hugginggraph.settings import ConfigurationError, Settings
 from hugginggraph.tools.catalog import CombinedCatalog
 from hugginggraph.tools.hub_catalog import HubCatalog

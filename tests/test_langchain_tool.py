@@ -12,11 +12,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from hugginggraph.langchain_tool import hugginggraph_tool
 from hugginggraph.testing import ScriptedAgentModel, ScriptedChatModel
+from hugginggraph.testing.tiny_models import build_tiny_model
 from hugginggraph.tools.catalog import LocalFolderCatalog
 from hugginggraph.tools.hf_tool import catalog_tools
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 PLAN = [{"task": "text-to-image", "id": 0, "dep": [-1], "args": {"text": "a red fox"}}]
 ANSWER = "Here is a red fox."

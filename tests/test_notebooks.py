@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.settings import DEFAULT_MODEL
-from hugginggraph.tools.controllers.gguf_weights import missing_requirements
+from hugginggraph.taskbench.records import read_records
+from hugginggraph.tools.llama_cpp.gguf_weights import missing_requirements
 from hugginggraph.tools.offline_models import missing_packages
-from hugginggraph.tools.taskbench.records import read_records
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))

@@ -17,11 +17,11 @@ from openai_fake import FakeOpenAI, isolate_client
 from pydantic import BaseModel
 
 from hugginggraph import HuggingGraphContext, arun, open_checkpointer
-from hugginggraph.controllers import chat_model
+from hugginggraph.chat_models import chat_model
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.settings import ConfigurationError, load_settings
 from hugginggraph.testing import ScriptedRunner
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner, RetryPolicy
 
@@ -96,7 +96,7 @@ PLAN = [
 ]
 
 
-async def classify(card: ModelCard, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
+async def classify(card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: Any) -> RunnerOutput:
     return RunnerOutput(text=f"NEGATIVE: {inputs['text']}")
 
 
@@ -141,8 +141,8 @@ async def test_secrets_never_reach_logs_state_or_checkpoints(
                 llm=chat_model("openai:fake-model", settings),
                 catalog=InMemoryCatalog(
                     [
-                        ModelCard(id="acme/classifier", task="text-classification"),
-                        ModelCard(id="acme/summarizer", task="summarization"),
+                        CatalogEntry(id="acme/classifier", task="text-classification"),
+                        CatalogEntry(id="acme/summarizer", task="summarization"),
                     ]
                 ),
                 runners=[

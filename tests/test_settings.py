@@ -8,9 +8,9 @@ import pytest
 from configured import settings_from
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
+from hugginggraph.chat_models import chat_model
 from hugginggraph.cli import _settings, parser
-from hugginggraph.controllers import chat_model
-from hugginggraph.defaults import build_context
+from hugginggraph.context_assembly import build_context
 from hugginggraph.graph.context import Limits, PlanningAids
 from hugginggraph.server import ServerOptions
 from hugginggraph.settings import (

@@ -15,7 +15,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 
-class ModelCard(BaseModel):
+class CatalogEntry(BaseModel):
     """What the controller and the runners need to know about one model."""
 
     model_config = ConfigDict(frozen=True)
@@ -45,11 +45,11 @@ class CatalogUnavailable(RuntimeError):
 class ModelCatalog(Protocol):
     """Finds models by task and by id."""
 
-    def candidates(self, task: str) -> list[ModelCard]:
+    def candidates(self, task: str) -> list[CatalogEntry]:
         """Every model that serves `task`, best first."""
         ...
 
-    def get(self, model_id: str) -> ModelCard | None:
+    def get(self, model_id: str) -> CatalogEntry | None:
         """The card of one model, or None when the catalog does not know it."""
         ...
 
@@ -64,7 +64,7 @@ def has_random_weights(model_id: str, declared: str | None = None) -> bool:
     return declared == "true" or any(part in model_id for part in RANDOM_WEIGHTS_NAMES)
 
 
-def rank(cards: Iterable[ModelCard]) -> list[ModelCard]:
+def rank(cards: Iterable[CatalogEntry]) -> list[CatalogEntry]:
     """Most downloaded first, then most liked, then by id so that ties are stable."""
     return sorted(cards, key=lambda card: (-card.downloads, -card.likes, card.id))
 
@@ -72,13 +72,13 @@ def rank(cards: Iterable[ModelCard]) -> list[ModelCard]:
 class InMemoryCatalog:
     """A catalog of cards given up front: for tests, notebooks and hand-picked model sets."""
 
-    def __init__(self, cards: Iterable[ModelCard]) -> None:
+    def __init__(self, cards: Iterable[CatalogEntry]) -> None:
         self._cards = {card.id: card for card in cards}
 
-    def candidates(self, task: str) -> list[ModelCard]:
+    def candidates(self, task: str) -> list[CatalogEntry]:
         return rank(card for card in self._cards.values() if card.task == task)
 
-    def get(self, model_id: str) -> ModelCard | None:
+    def get(self, model_id: str) -> CatalogEntry | None:
         return self._cards.get(model_id)
 
 
@@ -118,7 +118,7 @@ def _task_from_config(config_file: Path) -> str | None:
     return None
 
 
-def read_model_folder(folder: Path, model_id: str | None = None, source: str = "local") -> ModelCard | None:
+def read_model_folder(folder: Path, model_id: str | None = None, source: str = "local") -> CatalogEntry | None:
     """A card for a saved model folder, from its `README.md` model card and `config.json`.
 
     The task comes from the card's `pipeline_tag` (as on the Hub), else from an unambiguous architecture in
@@ -134,7 +134,7 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
     if not task:
         return None
     card_id = model_id or metadata.get("model_id") or folder.name
-    return ModelCard(
+    return CatalogEntry(
         id=card_id,
         task=task,
         downloads=int(metadata.get("downloads", 0)),
@@ -179,7 +179,7 @@ class LocalFolderCatalog(InMemoryCatalog):
         super().__init__(self._scan(Path(root) for root in roots))
 
     @staticmethod
-    def _scan(roots: Iterable[Path]) -> list[ModelCard]:
+    def _scan(roots: Iterable[Path]) -> list[CatalogEntry]:
         cards = []
         for root in roots:
             inside = root.resolve()
@@ -198,7 +198,7 @@ class HFCacheCatalog(InMemoryCatalog):
         super().__init__(self._scan(cache_dir))
 
     @staticmethod
-    def _scan(cache_dir: Path | str | None) -> list[ModelCard]:
+    def _scan(cache_dir: Path | str | None) -> list[CatalogEntry]:
         from huggingface_hub import scan_cache_dir
         from huggingface_hub.errors import CacheNotFound
 
@@ -227,8 +227,8 @@ class CombinedCatalog:
         self.catalogs = list(catalogs)
         self.random_weights = random_weights
 
-    def candidates(self, task: str) -> list[ModelCard]:
-        merged: dict[str, ModelCard] = {}
+    def candidates(self, task: str) -> list[CatalogEntry]:
+        merged: dict[str, CatalogEntry] = {}
         for catalog in self.catalogs:
             try:
                 found = catalog.candidates(task)
@@ -239,7 +239,7 @@ class CombinedCatalog:
                     merged.setdefault(card.id, card)
         return list(merged.values())
 
-    def get(self, model_id: str) -> ModelCard | None:
+    def get(self, model_id: str) -> CatalogEntry | None:
         for catalog in self.catalogs:
             try:
                 card = catalog.get(model_id)
@@ -249,11 +249,11 @@ class CombinedCatalog:
                 return card if self._offers(card) else None
         return None
 
-    def _offers(self, card: ModelCard) -> bool:
+    def _offers(self, card: CatalogEntry) -> bool:
         return self.random_weights or not card.random_weights
 
 
-def describe(card: ModelCard, budget: int = 200) -> str:
+def describe(card: CatalogEntry, budget: int = 200) -> str:
     """One line about a model for the selection prompt, its description cut to `budget` characters."""
     facts = json.dumps({"id": card.id, "downloads": card.downloads, "likes": card.likes})
     description = card.description if len(card.description) <= budget else card.description[:budget] + "…"

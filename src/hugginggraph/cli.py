@@ -27,7 +27,7 @@ EXIT_FAILED, EXIT_CONFIG = 1, 3
 
 def _models_list(args: argparse.Namespace) -> int:
     """The catalog's models, then every task type with what runs it on this machine, or what it would need."""
-    from hugginggraph.defaults import default_catalog
+    from hugginggraph.context_assembly import default_catalog
     from hugginggraph.settings import load_settings
     from hugginggraph.tools.runners import document_qa, ocr
     from hugginggraph.tools.runners.document_qa import document_qa_cards
@@ -81,7 +81,7 @@ def _table(rows: Sequence[tuple[str, ...]]) -> None:
 
 
 def _models_make_tiny(args: argparse.Namespace) -> int:
-    from hugginggraph.tools.tiny_models import BUILDERS, build_tiny_model
+    from hugginggraph.testing.tiny_models import BUILDERS, build_tiny_model
 
     unknown = sorted(set(args.task) - set(BUILDERS))
     if unknown:
@@ -100,7 +100,7 @@ def _models_make_tiny(args: argparse.Namespace) -> int:
 def _models_install_offline(args: argparse.Namespace) -> int:
     import subprocess
 
-    from hugginggraph.tools.controllers.gguf_weights import install_weights
+    from hugginggraph.tools.llama_cpp.gguf_weights import install_weights
     from hugginggraph.tools.offline_models import install_offline_models
 
     try:
@@ -186,7 +186,7 @@ async def _conversation(
     """Run the graph inputs `turns(thread_id)` gives on one thread, each printed and answered before the next is
     asked for (or resume the thread when `turns` is None). The context is built once: models loaded for one turn
     stay loaded for the next."""
-    from hugginggraph.defaults import build_context
+    from hugginggraph.context_assembly import build_context
     from hugginggraph.graph.builder import build_graph
     from hugginggraph.graph.checkpoint import check_saved, open_checkpointer
 
@@ -241,7 +241,7 @@ def _resume(args: argparse.Namespace) -> int:
 def _chat(args: argparse.Namespace) -> int:
     """A conversation on one thread: each line a request, answered before the next is read (hugginggraph.chat)."""
     from hugginggraph.chat import ChatInput
-    from hugginggraph.graph.checkpoint import default_data_dir
+    from hugginggraph.paths import default_data_dir
 
     chat = ChatInput(args.file, history_file=default_data_dir() / "chat_history")
     return asyncio.run(_conversation(args, chat.turns))
@@ -291,7 +291,7 @@ def _plan(args: argparse.Namespace) -> int:
     from langchain_core.runnables import RunnableConfig
 
     from hugginggraph.console import plan_json
-    from hugginggraph.defaults import build_context
+    from hugginggraph.context_assembly import build_context
     from hugginggraph.graph.builder import build_graph
     from hugginggraph.graph.checkpoint import NothingSaved, fork_thread, open_checkpointer
     from hugginggraph.graph.state import InputState
@@ -342,8 +342,8 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from hugginggraph.controllers import chat_model
-    from hugginggraph.evaluation import run_command
+    from hugginggraph.chat_models import chat_model
+    from hugginggraph.taskbench.eval_command import run_command
 
     settings = _settings(args)
     spec = settings.stage_models().get("plan", settings.model)
@@ -392,10 +392,10 @@ def _configuration_flags(command: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from hugginggraph.defaults import models_dir
-    from hugginggraph.evaluation import add_arguments as add_eval_arguments
+    from hugginggraph.context_assembly import models_dir
     from hugginggraph.settings import DEFAULT_MODEL
-    from hugginggraph.tools.controllers.gguf_weights import CONTROLLER_WEIGHTS
+    from hugginggraph.taskbench.eval_command import add_arguments as add_eval_arguments
+    from hugginggraph.tools.llama_cpp.gguf_weights import CONTROLLER_WEIGHTS
 
     root = argparse.ArgumentParser(prog="hugginggraph", description="HuggingGPT as a LangGraph graph.")
     commands = root.add_subparsers(dest="command", required=True)

@@ -248,7 +248,7 @@ class RichRunPrinter(RunPrinter):
         self.console = console
         self.rows: dict[int, _Row] = {}
         self.early: dict[int, float] = {}
-        """When tasks started that began before the plan was shown (nodes/plan_stream.py)."""
+        """When tasks started that began before the plan was shown (dispatch/early_starts.py)."""
         self.answer: str | None = None
         """The final answer, once the run has ended."""
         self.live: Live | None = None

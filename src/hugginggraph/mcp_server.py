@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from hugginggraph.defaults import build_context
+from hugginggraph.context_assembly import build_context
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import TaskStatus
 from hugginggraph.langchain_tool import DESCRIPTION, reply_text

@@ -3,8 +3,8 @@
 The server can only hand a run JSON, so its graph takes `ServerOptions` as its context: what a caller may choose per
 run (the controllers, the limits and budgets, the planning aids), its fields made from those of `Settings`.
 Everything else, keys included, comes from the server's environment and config file, read as the CLI reads them.
-Nodes turn the options into a full `HuggingGraphContext` through `context_of`; the first run with given
-controllers builds them, later ones reuse them. docs/server.md shows the HTTP calls.
+The graph turns the options into a full `HuggingGraphContext` before each node (`given_context`); the first run
+with given controllers builds them, later ones reuse them. docs/server.md shows the HTTP calls.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Optional
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from hugginggraph.defaults import build_context
+from hugginggraph.context_assembly import build_context
 from hugginggraph.graph.builder import HuggingGraph, build_graph
 from hugginggraph.graph.checkpoint import open_checkpointer
 from hugginggraph.graph.context import HuggingGraphContext
@@ -78,7 +78,7 @@ def served_context(options: _RunChoices) -> HuggingGraphContext:
 
 def make_graph() -> HuggingGraph:
     """The graph `langgraph.json` serves. No checkpointer: the server brings its own (or `checkpointer` below)."""
-    return build_graph(context_schema=ServerOptions)
+    return build_graph(options_schema=ServerOptions)
 
 
 @asynccontextmanager

@@ -30,8 +30,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from hugginggraph.errors import ConfigurationError as ConfigurationError  # raised here, caught by callers
 from hugginggraph.graph.context import Limits, PlanningAids
-from hugginggraph.tools.errors import ConfigurationError as ConfigurationError  # raised here, caught by callers
 from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"

@@ -23,8 +23,8 @@ from typing import Any, Literal
 import gradio as gr
 
 from hugginggraph.approval_dialog import edit_decision
-from hugginggraph.graph.checkpoint import default_data_dir
 from hugginggraph.nodes.approval import ApprovalDecision
+from hugginggraph.paths import default_data_dir
 from hugginggraph.settings import Settings
 from hugginggraph.web_app_runs import WebRuns
 from hugginggraph.web_app_view import (
@@ -241,7 +241,7 @@ def launch(app: gr.Blocks, runs: WebRuns, host: str, port: int, *, block: bool) 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860) -> int:
     """Build the context once (the controller and every expert), then serve the page until Ctrl-C."""
-    from hugginggraph.defaults import build_context
+    from hugginggraph.context_assembly import build_context
 
     uploads = default_data_dir() / "uploads"
     context = build_context(settings, uploads)

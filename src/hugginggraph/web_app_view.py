@@ -100,7 +100,7 @@ class RunView(RunPrinter):
         self.planned = False
         """The validated plan has come (it may be empty: the controller answers directly)."""
         self.early: set[int] = set()
-        """Tasks that started before the plan came (nodes/plan_stream.py)."""
+        """Tasks that started before the plan came (dispatch/early_starts.py)."""
         self.repairs: list[str] = []
         self.question: ApprovalRequest | None = None
         """What the run paused to ask; None while it is not waiting for the user."""

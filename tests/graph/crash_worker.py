@@ -26,7 +26,7 @@ from langchain_core.messages import BaseMessage
 from hugginggraph import HuggingGraphContext, aresume, arun
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner, stage_of
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners.base import RunnerOutput
 
 PLAN = [
@@ -108,12 +108,12 @@ async def main(arguments: argparse.Namespace) -> None:
         for task, delay in DELAYS.items()
         for prefix in ("m", "alt")
     }
-    cards = [ModelCard(id=f"m-{task}", task=task, downloads=10) for task in DELAYS]
+    cards = [CatalogEntry(id=f"m-{task}", task=task, downloads=10) for task in DELAYS]
     context = HuggingGraphContext(
         llm=HookedChatModel(
             plan=PLAN, select=pick_main_model, respond=answer_from_results, on_reply=kill.reached if kill else None
         ),
-        catalog=InMemoryCatalog([*cards, *(ModelCard(id=f"alt-{task}", task=task) for task in DELAYS)]),
+        catalog=InMemoryCatalog([*cards, *(CatalogEntry(id=f"alt-{task}", task=task) for task in DELAYS)]),
         runners=[ScriptedRunner(scripts)],
         workspace=workdir,
         artifacts_dir=workdir / "artifacts",

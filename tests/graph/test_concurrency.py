@@ -31,10 +31,10 @@ from hugginggraph import HuggingGraphContext, build_graph
 from hugginggraph.graph.builder import HuggingGraph
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.testing import ScriptedChatModel
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.testing.tiny_models import build_tiny_model
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners import transformers_local
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 RUNS = 8
 MARKER = re.compile(r"job-\d+")
@@ -108,7 +108,7 @@ def shared(tmp_path: Path, loads: CountingLoads) -> tuple[HuggingGraph, HuggingG
             plan=lambda messages: json.dumps(marked_plan(messages[-1].text, list(MODELS))),
             respond=lambda messages: markers_named(messages[-1].text),
         ),
-        catalog=InMemoryCatalog(ModelCard(id=model_id, task=task) for task, model_id in MODELS.items()),
+        catalog=InMemoryCatalog(CatalogEntry(id=model_id, task=task) for task, model_id in MODELS.items()),
         runners=[LocalTransformersRunner(device="cpu", max_bytes=None)],
         workspace=tmp_path,
         artifacts_dir=tmp_path / "artifacts",

@@ -27,7 +27,7 @@ from hugginggraph import HuggingGraphContext, Limits
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.graph.state import TaskResult, TaskStatus
 from hugginggraph.testing import Fault, FaultyRunner, ScriptedChatModel
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 
 pytestmark = pytest.mark.slow
@@ -111,7 +111,7 @@ def context_for(scenario: Scenario, tmp_path: Path) -> HuggingGraphContext:
     timeout = CHILD_TASK_TIMEOUT_S if scenario.isolated else TASK_TIMEOUT_S
     return HuggingGraphContext(
         llm=ScriptedChatModel(plan=scenario.plan, respond=failing_answer),
-        catalog=InMemoryCatalog([ModelCard(id=model, task=task) for model, task in TASK_OF.items()]),
+        catalog=InMemoryCatalog([CatalogEntry(id=model, task=task) for model, task in TASK_OF.items()]),
         runners=[
             SubprocessRunner(partial(FaultyRunner, scenario.faults, [CHILD])),
             FaultyRunner(scenario.faults, [LOCAL]),

@@ -12,12 +12,12 @@ from speech import SENTENCE, speak, words_heard
 
 from hugginggraph import HuggingGraphContext, Limits
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.testing.tiny_models import build_tiny_model
 from hugginggraph.tools.catalog import CombinedCatalog, LocalFolderCatalog
 from hugginggraph.tools.offline_models import OfflineCatalog, missing_packages
 from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
 from hugginggraph.tools.runners.whisper_ct2 import WhisperCT2Runner
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ from PIL import Image
 
 from hugginggraph import HuggingGraphContext, Limits
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.testing.tiny_models import build_tiny_model
 from hugginggraph.tools.catalog import LocalFolderCatalog
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 

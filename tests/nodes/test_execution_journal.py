@@ -11,10 +11,12 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from hugginggraph import arun, build_graph, sqlite_checkpointer
+from hugginggraph.dispatch.gate import Gate
+from hugginggraph.dispatch.journal import StepJournal
+from hugginggraph.dispatch.model_calls import run_ready_task
 from hugginggraph.graph.checkpoint import DURABILITY, checkpoint_serializer
 from hugginggraph.graph.context import Limits
 from hugginggraph.graph.state import ModelChoice, Task
-from hugginggraph.nodes.execution import Gate, StepJournal, run_task_once
 from hugginggraph.tools.call_journal import CallJournal
 from hugginggraph.tools.runners.base import RunnerOutput
 
@@ -54,7 +56,7 @@ def run_task(make_context, model: Counted, tmp_path: Path):
         journal = StepJournal(CallJournal(tmp_path / "calls" / node_run, checkpoint_serializer()))
         gate = Gate(Limits(run_timeout_s=60), deadline)
         task = TASK.model_copy(update={"args": {"text": text}})
-        result = await run_task_once(task, choice, {}, context, tmp_path / "run", gate, journal)
+        result = await run_ready_task(task, choice, {}, context, tmp_path / "run", gate, journal)
         await journal.synced()
         return result
 

@@ -12,11 +12,11 @@ import pytest
 from conftest import echo
 
 from hugginggraph.console import RunPrinter
-from hugginggraph.defaults import default_catalog, default_runners
+from hugginggraph.context_assembly import default_catalog, default_runners
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
 from hugginggraph.graph.state import Task
-from hugginggraph.nodes.planning import Planner
-from hugginggraph.nodes.replanning import renumbered, repeats, unrunnable
+from hugginggraph.planning.planner import Planner
+from hugginggraph.planning.replacement import renumbered, repeats, unrunnable
 from hugginggraph.testing import ScriptedChatModel
 
 FIRST = [

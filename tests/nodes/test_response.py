@@ -90,12 +90,12 @@ async def test_a_partly_failed_plan_gets_the_report_alone_with_no_lead_to_invent
 async def test_random_weights_get_no_lead_and_are_labelled_noise(make_context, run_graph):
     from conftest import echo
 
-    from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+    from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 
     plan = [{"task": "text-classification", "id": 0, "args": {"text": "what a fine day"}}]
     context = make_context(plan, {"tiny": ("text-classification", echo())})
     context = replace(
-        context, catalog=InMemoryCatalog([ModelCard(id="tiny", task="text-classification", random_weights=True)])
+        context, catalog=InMemoryCatalog([CatalogEntry(id="tiny", task="text-classification", random_weights=True)])
     )
     out = await run_graph(context)
     assert out["results"][0].random_weights

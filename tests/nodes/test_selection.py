@@ -6,9 +6,9 @@ import pytest
 from conftest import echo
 
 from hugginggraph.nodes.selection import choice_from_text, choice_schema
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 
-CANDIDATES = [ModelCard(id=f"org/model-{i}", task="summarization", downloads=100 - i) for i in range(3)]
+CANDIDATES = [CatalogEntry(id=f"org/model-{i}", task="summarization", downloads=100 - i) for i in range(3)]
 
 
 def test_choice_schema_only_admits_candidate_ids():

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from hugginggraph.nodes.validation import REFERENCE, check_plan
+from hugginggraph.planning.plan_check import check_plan
+from hugginggraph.planning.references import REFERENCE
 from hugginggraph.prompts import load_json
 from hugginggraph.tools.artifacts import TEXT_FILE_ARGUMENT
 from hugginggraph.tools.runners.task_inputs import MASK_SPELLINGS, question_and_context

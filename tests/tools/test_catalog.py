@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 from hugginggraph.tools.catalog import (
+    CatalogEntry,
     CatalogUnavailable,
     CombinedCatalog,
     HFCacheCatalog,
     InMemoryCatalog,
     LocalFolderCatalog,
-    ModelCard,
     describe,
     read_model_folder,
 )
@@ -27,10 +27,10 @@ def save_folder(root: Path, name: str, card: str | None, config: bool = True) ->
 def test_candidates_are_filtered_by_task_and_ranked_by_downloads_then_likes():
     catalog = InMemoryCatalog(
         [
-            ModelCard(id="a", task="summarization", downloads=5, likes=1),
-            ModelCard(id="b", task="summarization", downloads=9),
-            ModelCard(id="c", task="summarization", downloads=5, likes=7),
-            ModelCard(id="d", task="translation", downloads=99),
+            CatalogEntry(id="a", task="summarization", downloads=5, likes=1),
+            CatalogEntry(id="b", task="summarization", downloads=9),
+            CatalogEntry(id="c", task="summarization", downloads=5, likes=7),
+            CatalogEntry(id="d", task="translation", downloads=99),
         ]
     )
     assert [card.id for card in catalog.candidates("summarization")] == ["b", "c", "a"]
@@ -56,7 +56,7 @@ def test_local_folders_are_read_from_their_model_cards(tmp_path: Path):
 
 
 def test_descriptions_are_cut_to_the_budget():
-    line = describe(ModelCard(id="m", task="summarization", description="x" * 500), budget=50)
+    line = describe(CatalogEntry(id="m", task="summarization", description="x" * 500), budget=50)
     assert line.endswith("x" * 50 + "…") and '"id": "m"' in line
 
 
@@ -115,11 +115,11 @@ class Unreachable:
 
 
 def test_combined_catalog_prefers_earlier_catalogs_and_skips_unavailable_ones():
-    local = InMemoryCatalog([ModelCard(id="small", task="summarization", downloads=1)])
+    local = InMemoryCatalog([CatalogEntry(id="small", task="summarization", downloads=1)])
     hub = InMemoryCatalog(
         [
-            ModelCard(id="big", task="summarization", downloads=1000, source="hub"),
-            ModelCard(id="small", task="summarization", downloads=50, source="hub"),
+            CatalogEntry(id="big", task="summarization", downloads=1000, source="hub"),
+            CatalogEntry(id="small", task="summarization", downloads=50, source="hub"),
         ]
     )
     combined = CombinedCatalog([local, Unreachable(), hub])

@@ -7,7 +7,7 @@ from conftest import echo
 from langchain_core.messages import ToolMessage
 
 from hugginggraph.testing import ScriptedRunner
-from hugginggraph.tools.catalog import InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.hf_tool import catalog_tools, model_tool, tool_name
 from hugginggraph.tools.runners.base import RunnerOutput
 
@@ -20,7 +20,7 @@ async def draw(card, task, inputs, artifacts) -> RunnerOutput:
 
 
 def test_names_and_schemas_follow_the_model_and_its_task(tmp_path: Path):
-    card = ModelCard(id="org/vilt-b32.vqa", task="visual-question-answering", description="Answers questions.")
+    card = CatalogEntry(id="org/vilt-b32.vqa", task="visual-question-answering", description="Answers questions.")
     tool = model_tool(card, ScriptedRunner({}), tmp_path)
     assert tool.name == tool_name(card.id) == "org_vilt-b32_vqa"
     assert set(tool.args) == {"image", "text"}
@@ -28,7 +28,7 @@ def test_names_and_schemas_follow_the_model_and_its_task(tmp_path: Path):
 
 
 async def test_a_tool_call_returns_text_and_the_runner_output_as_artifact(tmp_path: Path):
-    tool = model_tool(ModelCard(id="painter", task="text-to-image"), ScriptedRunner({"painter": draw}), tmp_path)
+    tool = model_tool(CatalogEntry(id="painter", task="text-to-image"), ScriptedRunner({"painter": draw}), tmp_path)
     message = await tool.ainvoke({"type": "tool_call", "id": "1", "name": tool.name, "args": {"text": "a cat"}})
     assert isinstance(message, ToolMessage)
     (artifact,) = message.artifact.artifacts
@@ -40,12 +40,12 @@ async def test_a_tool_call_returns_text_and_the_runner_output_as_artifact(tmp_pa
 
 def test_sync_invoke_works_outside_an_event_loop(tmp_path: Path):
     runner = ScriptedRunner({"m": echo()})
-    tool = model_tool(ModelCard(id="m", task="summarization"), runner, tmp_path)
+    tool = model_tool(CatalogEntry(id="m", task="summarization"), runner, tmp_path)
     assert tool.invoke({"text": "long text"}) == "m(long text)"
 
 
 def test_missing_arguments_are_refused_by_the_schema(tmp_path: Path):
-    tool = model_tool(ModelCard(id="m", task="summarization"), ScriptedRunner({"m": echo()}), tmp_path)
+    tool = model_tool(CatalogEntry(id="m", task="summarization"), ScriptedRunner({"m": echo()}), tmp_path)
     with pytest.raises(ValueError):
         tool.invoke({})
 
@@ -53,10 +53,10 @@ def test_missing_arguments_are_refused_by_the_schema(tmp_path: Path):
 def test_catalog_tools_offer_the_top_runnable_models_per_task(tmp_path: Path):
     catalog = InMemoryCatalog(
         [
-            ModelCard(id="best", task="summarization", downloads=9),
-            ModelCard(id="unrunnable", task="summarization", downloads=99),
-            ModelCard(id="next", task="summarization", downloads=5),
-            ModelCard(id="cls", task="text-classification"),
+            CatalogEntry(id="best", task="summarization", downloads=9),
+            CatalogEntry(id="unrunnable", task="summarization", downloads=99),
+            CatalogEntry(id="next", task="summarization", downloads=5),
+            CatalogEntry(id="cls", task="text-classification"),
         ]
     )
     runner = ScriptedRunner({"best": echo(), "next": echo(), "cls": echo()})

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hub_fake import FakeHub, Reply, allow_loopback_requests
 
-from hugginggraph.tools.catalog import CatalogUnavailable, CombinedCatalog, InMemoryCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, CatalogUnavailable, CombinedCatalog, InMemoryCatalog
 from hugginggraph.tools.hub_catalog import HubCatalog
 
 TASK = "text-classification"
@@ -88,7 +88,7 @@ def test_listing_follows_the_next_links_up_to_the_limit(hub, catalog_for, limit,
 def test_a_card_carries_what_the_hub_says_about_the_model(catalog_for):
     best = catalog_for(limit=1).candidates(TASK)[0]
 
-    assert best == ModelCard(
+    assert best == CatalogEntry(
         id="acme/sentiment-xl",
         task=TASK,
         downloads=900,
@@ -180,7 +180,7 @@ def test_get_knows_listed_models_and_asks_the_hub_for_others(hub, catalog_for):
     again = [catalog.get("acme/captioner"), catalog.get("acme/no-such-model")]
 
     assert listed is not None and listed.downloads == 500 and requests_after_listing == 1
-    assert looked_up == ModelCard(id="acme/captioner", task="image-to-text", downloads=700, likes=5,
+    assert looked_up == CatalogEntry(id="acme/captioner", task="image-to-text", downloads=700, likes=5,
                                   library="diffusers", source="hub")  # fmt: skip
     assert missing is None and again == [looked_up, None]
     lookups = hub.requests[requests_after_listing:]
@@ -235,7 +235,7 @@ def test_a_failed_refresh_serves_the_stale_listing(hub, catalog_for, caplog):
 
 
 def test_a_combined_catalog_answers_when_the_hub_cannot(hub, catalog_for, monkeypatch):
-    local = ModelCard(id="local-sentiment", task=TASK, path="/models/local-sentiment")
+    local = CatalogEntry(id="local-sentiment", task=TASK, path="/models/local-sentiment")
     hub.reply("GET", "/api/models", Reply(403, {"error": "Forbidden"}))
     catalog = CombinedCatalog([catalog_for(), InMemoryCatalog([local])])
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel, Field
 
 from hugginggraph.tools.artifacts import Artifact, ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 
 
 class RunnerOutput(BaseModel):
@@ -33,11 +33,13 @@ class ModelLoadError(RuntimeError):
 class ModelRunner(Protocol):
     """Runs models of some kind (local weights, a remote endpoint, ...)."""
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         """Whether this runner knows how to run `card` for its task."""
         ...
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         """Run `card` on `inputs`; raise on failure (the executor turns errors into failed results)."""
         ...
 
@@ -58,10 +60,10 @@ class OneTaskRunner:
     reads: ClassVar[tuple[str, str]]
     """The argument a call reads, and what it must hold (for the error when it is missing)."""
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return card.library == self.library and card.task == self.task
 
-    def argument(self, card: ModelCard, task: str, inputs: dict[str, str]) -> str:
+    def argument(self, card: CatalogEntry, task: str, inputs: dict[str, str]) -> str:
         """The argument the call reads. Raises ValueError for another task or a missing or blank argument."""
         if task != self.task:
             raise ValueError(f"{card.id} cannot do {task}; it does {self.task}")

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners import llm_runner, ocr
 from hugginggraph.tools.runners.base import ModelRunner, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.llm_runner import CONTROLLER_NAME, LLMRunner
@@ -45,12 +45,12 @@ NO_TEXT = (
 )
 
 
-def document_qa_cards(readers: Iterable[ModelCard], controller: str = CONTROLLER_NAME) -> list[ModelCard]:
+def document_qa_cards(readers: Iterable[CatalogEntry], controller: str = CONTROLLER_NAME) -> list[CatalogEntry]:
     """A card for each RapidOCR card among `readers`, paired with the controller named `controller` (an
     `LLMRunner`'s name); named `<reader id>+<controller>`, so that each pair has a card of its own and the reader is
     found again."""
     return [
-        ModelCard(
+        CatalogEntry(
             id=f"{reader.id}+{controller}",
             task=TASK,
             description=DESCRIPTION,
@@ -87,10 +87,12 @@ class DocumentQARunner(OneTaskRunner):
         """How this runner's card ids end: with the name of its controller."""
         return f"+{self.answerer.name}"
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return super().can_run(card) and card.id.endswith(self.suffix)
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         """The answer as text; `data` holds it with its span in the text read (`start`, `end`) and that text
         (`document_text`). Raises `NoTextFound` for a picture without text, `ReplyRejected` for an answer that is
         not in it."""
@@ -103,9 +105,9 @@ class DocumentQARunner(OneTaskRunner):
         answer = await self.answerer.run(self.answer_card, ANSWER_TASK, passage, artifacts)
         return RunnerOutput(text=answer.text, data={**answer.data, "document_text": document})
 
-    async def _read(self, card: ModelCard, image: str, artifacts: ArtifactStore) -> str:
+    async def _read(self, card: CatalogEntry, image: str, artifacts: ArtifactStore) -> str:
         """The text written in the picture at `image`, by the reader of `card`."""
-        reader = ModelCard(id=card.id.removesuffix(self.suffix), task=ocr.TASK, library=ocr.LIBRARY, path=card.path)
+        reader = CatalogEntry(id=card.id.removesuffix(self.suffix), task=ocr.TASK, library=ocr.LIBRARY, path=card.path)
         try:
             reading = await self.reader.run(reader, ocr.TASK, {"image": image}, artifacts)
         except NoTextFound as error:

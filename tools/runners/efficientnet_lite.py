@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.outputs import to_runner_output
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
@@ -103,7 +103,7 @@ def imagenet_labels() -> list[str]:
     return [by_index[str(index)] for index in range(len(by_index))]
 
 
-def load_classifier(card: ModelCard) -> Classifier:
+def load_classifier(card: CatalogEntry) -> Classifier:
     """The network of the card's one `efficientnet-lite*.pth` state_dict, named by the file (`efficientnet-lite0`)."""
     if card.path is None:
         raise ModelLoadError(f"could not load {card.id}: it has no local folder")
@@ -151,17 +151,19 @@ class EfficientNetLiteRunner(OneTaskRunner, PooledRunner[Classifier]):
         )
         """`max_bytes` bounds the networks' parameters and buffers; None, the default, keeps every one loaded."""
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         self.argument(card, task, inputs)
         return await asyncio.to_thread(self._classify, card, inputs, artifacts)
 
-    def _classify(self, card: ModelCard, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    def _classify(self, card: CatalogEntry, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         image = read_image(inputs["image"])  # an unreadable file fails before any model loads
         with self.pool.use(card) as classifier:
             found = classifier.classify(image)
         return to_runner_output(found, artifacts, task=TASK, inputs=inputs)
 
-    def _load(self, card: ModelCard) -> Classifier:
+    def _load(self, card: CatalogEntry) -> Classifier:
         if self.torch_threads:
             import torch
 

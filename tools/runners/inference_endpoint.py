@@ -29,7 +29,7 @@ from huggingface_hub.errors import HfHubHTTPError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from hugginggraph.tools.artifacts import ArtifactStore, is_remote
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.model_sources import check_hub_id
 from hugginggraph.tools.runners.outputs import jsonable, to_runner_output
@@ -218,10 +218,12 @@ class InferenceEndpointRunner:
         self.retry = retry or RetryPolicy()
         self._token = SecretStr(token) if token is not None else None
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return card.task in HUB_TASKS and (card.id in self.endpoints or card.source in self.hub_sources)
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         hub_task = HUB_TASKS.get(task)
         if hub_task is None:
             raise EndpointError(f"{task} is not a task this runner sends to inference endpoints")
@@ -288,5 +290,5 @@ def _reason(error: httpx2.HTTPError) -> str:
     return f"HTTP {status}: {message}" if message else f"HTTP {status}"
 
 
-def _name(card: ModelCard, target: str) -> str:
+def _name(card: CatalogEntry, target: str) -> str:
     return card.id if target == card.id else f"{card.id} at {target}"

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from hugginggraph.prompts import load_json
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.llm_json import ask_json, ask_text
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.llm_tasks import TEXT_TASKS, parse_reply
@@ -49,10 +49,10 @@ class LLMRunner:
         self.name = name
         self.prompts = {task: TaskPrompt.model_validate(prompt) for task, prompt in load_json("llm_tasks").items()}
 
-    def cards(self) -> list[ModelCard]:
+    def cards(self) -> list[CatalogEntry]:
         """One card per task this runner can do, named `<name>/<task>`."""
         return [
-            ModelCard(
+            CatalogEntry(
                 id=f"{self.name}/{task}",
                 task=task,
                 description=f"The controller LLM doing {task} itself; use it when no dedicated model fits.",
@@ -62,7 +62,7 @@ class LLMRunner:
             for task in self.prompts
         ]
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return card.library == LIBRARY and card.id == f"{self.name}/{card.task}" and card.task in self.prompts
 
     def messages(self, task: str, inputs: dict[str, str]) -> list[BaseMessage]:
@@ -71,7 +71,9 @@ class LLMRunner:
         system, user = (Template(text).substitute(values) for text in (prompt.system, prompt.user))
         return [SystemMessage(system), HumanMessage(user)]
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         """The task done by the controller; raises `ReplyRejected` (the task fails) when the reply is unusable."""
         kind, messages = TEXT_TASKS[task], self.messages(task, inputs)
         schema = kind.schema(inputs)

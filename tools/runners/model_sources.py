@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
@@ -36,7 +36,7 @@ def check_hub_id(model_id: str) -> str:
     return model_id
 
 
-def model_source(card: ModelCard) -> str:
+def model_source(card: CatalogEntry) -> str:
     """What to hand to `from_pretrained` for `card`: its folder when it has one, else its checked Hub id.
 
     Raises UnsafeModel when the folder is not a folder, when the id is not a Hub id, or when a folder in the

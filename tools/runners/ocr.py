@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 from hugginggraph.tools.runners.task_inputs import read_image
@@ -198,10 +198,12 @@ class RapidOCRRunner(OneTaskRunner, PooledRunner[Any]):
         self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many engines stay loaded; None, the default, keeps every one."""
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         return await asyncio.to_thread(self._read, card, self.argument(card, task, inputs))
 
-    def _read(self, card: ModelCard, image: str) -> RunnerOutput:
+    def _read(self, card: CatalogEntry, image: str) -> RunnerOutput:
         picture = read_image(image)  # an unreadable file fails before any model loads
         with self.pool.use(card) as engine:
             found, _timings = engine(picture)
@@ -209,7 +211,7 @@ class RapidOCRRunner(OneTaskRunner, PooledRunner[Any]):
             boxes = [reread(engine, picture, box) if box.height < REREAD_BELOW else box for box in boxes]
         return ocr_output(boxes, image)
 
-    def _load(self, card: ModelCard) -> Any:
+    def _load(self, card: CatalogEntry) -> Any:
         if card.path is None:
             raise ModelLoadError(f"could not load {card.id}: it has no local folder")
         paths = {setting: Path(card.path, name) for setting, name in MODEL_FILES.items()}

@@ -27,7 +27,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 
 LIBRARY = "piper"
@@ -49,7 +49,9 @@ class PiperRunner(OneTaskRunner):
     task = TASK
     reads = ("text", "the words to speak")
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         text = self.argument(card, task, inputs)
         wav = await run_child(piper_command(card), text.encode("utf-8"))
         seconds, sampling_rate = _wav_length(wav)
@@ -61,7 +63,7 @@ class PiperRunner(OneTaskRunner):
         )
 
 
-def piper_command(card: ModelCard) -> list[str]:
+def piper_command(card: CatalogEntry) -> list[str]:
     """The command that speaks stdin with the card's voice and writes a WAV to stdout.
 
     Raises `ModelLoadError` when piper-tts is not installed or the card's folder is not one Piper voice.
@@ -77,7 +79,7 @@ def piper_command(card: ModelCard) -> list[str]:
     return [sys.executable, "-m", "piper", "--model", str(model), "--config", str(config), "--output-file", "-"]
 
 
-def voice_files(card: ModelCard) -> tuple[Path, Path]:
+def voice_files(card: CatalogEntry) -> tuple[Path, Path]:
     """The Piper model and its config in the card's folder; `ModelLoadError` unless there is exactly one of each."""
     if card.path is None:
         raise ModelLoadError(f"could not load {card.id}: it has no local folder")

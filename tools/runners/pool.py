@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 
 if TYPE_CHECKING:
     import torch
@@ -45,11 +45,11 @@ class ModelPool(Generic[T]):
 
     def __init__(
         self,
-        load: Callable[[ModelCard], T],
+        load: Callable[[CatalogEntry], T],
         *,
         max_loaded: int | None = None,
         max_bytes: int | None = None,
-        size_of: Callable[[ModelCard, T], int] | None = None,
+        size_of: Callable[[CatalogEntry, T], int] | None = None,
     ) -> None:
         if max_bytes is not None and size_of is None:
             raise ValueError("a pool bounded by bytes needs size_of to measure its models")
@@ -68,7 +68,7 @@ class ModelPool(Generic[T]):
         self._guard = threading.Lock()
 
     @contextmanager
-    def use(self, card: ModelCard) -> Iterator[T]:
+    def use(self, card: CatalogEntry) -> Iterator[T]:
         """The loaded model for `card`, loading it first if needed, with the model's lock held until the block
         ends. A load error propagates and nothing is kept, so the next `use` tries the load again."""
         try:
@@ -95,7 +95,7 @@ class ModelPool(Generic[T]):
         with self._guard:
             return self._model_locks.setdefault(model_id, threading.Lock())
 
-    def _get(self, card: ModelCard) -> T:
+    def _get(self, card: CatalogEntry) -> T:
         """The model for `card`, loaded if absent; the caller holds the model's lock, so no one else loads it."""
         with self._guard:
             entry = self._entries.get(card.id)

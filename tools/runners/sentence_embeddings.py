@@ -6,11 +6,8 @@ what the `sentence-transformers` package computes for mean-pooled models such as
 installing that package (it drags in scikit-learn and scipy). Folders that pool another way are refused rather
 than embedded wrongly.
 
-Arguments of `sentence-similarity`: `text` is the sentence to compare and `text2` the one to compare it with,
-e.g. `{"text": "A man plays a guitar.", "text2": "<GENERATED>-0"}`. A planner that writes both sentences into
-`text` as a list, `{"text": ["A", "B", "C"]}` (plan validation turns it into the JSON string `["A", "B", "C"]`),
-gets the first compared with each of the others. The output text is the cosine similarity, `0.667`, one per
-compared sentence, joined by ", ".
+`sentence-similarity` reads its sentences as tools/runners/task_inputs.py says. The output text is the cosine
+similarity, `0.667`, one per compared sentence, joined by ", ".
 
 Torch and transformers are imported only when the first model loads: importing them costs seconds.
 """
@@ -24,39 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
+from hugginggraph.tools.runners.task_inputs import sentences_to_compare
 from hugginggraph.tools.runners.transformers_names import transformers_names
 
 LIBRARY = "sentence-transformers"
 """The Hub's `library_name` of the cards this runner runs."""
 
 TASKS = ("feature-extraction", "sentence-similarity")
-
-SIMILARITY_ARGUMENTS = 'sentence-similarity needs two texts: give "text" and "text2", or "text" as a list ["A", "B"]'
-
-
-def sentences_to_compare(inputs: dict[str, str]) -> list[str]:
-    """The sentence to compare first, then the sentences to compare it with (see the module docstring)."""
-    text = inputs.get("text", "")
-    if "text2" in inputs:
-        return [text, inputs["text2"]]
-    sentences = _json_string_list(text)
-    if len(sentences) < 2:
-        raise ValueError(SIMILARITY_ARGUMENTS)
-    return sentences
-
-
-def _json_string_list(text: str) -> list[str]:
-    """`text` read as a JSON list of strings, or an empty list when it is anything else."""
-    if not text.lstrip().startswith("["):
-        return []
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return []
-    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 def _similarity_output(sentences: list[str], scores: list[float]) -> RunnerOutput:
@@ -89,7 +63,7 @@ class SentenceEncoder:
         return torch.nn.functional.normalize(pooled, dim=-1)
 
 
-def load_encoder(card: ModelCard) -> SentenceEncoder:
+def load_encoder(card: CatalogEntry) -> SentenceEncoder:
     """Load a sentence-transformers folder, refusing pooling recipes other than mean pooling."""
     if card.path is None:
         raise ModelLoadError(f"could not load {card.id}: it has no local folder")
@@ -125,13 +99,15 @@ class SentenceEmbeddingRunner(PooledRunner[SentenceEncoder]):
         self.pool = ModelPool(self._load, max_bytes=max_bytes, size_of=lambda _card, encoder: torch_bytes(encoder))
         """`max_bytes` bounds the encoders' parameters and buffers; None, the default, keeps every encoder loaded."""
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return card.library == LIBRARY and card.task in TASKS
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         return await asyncio.to_thread(self._run_sync, card, task, inputs)
 
-    def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str]) -> RunnerOutput:
+    def _run_sync(self, card: CatalogEntry, task: str, inputs: dict[str, str]) -> RunnerOutput:
         if task == "sentence-similarity":
             sentences = sentences_to_compare(inputs)  # bad arguments fail before any model loads
             with self.pool.use(card) as encoder:
@@ -143,7 +119,7 @@ class SentenceEmbeddingRunner(PooledRunner[SentenceEncoder]):
             return RunnerOutput(text=f"{len(vector)}-dim embedding", data=vector)
         raise ValueError(f"{card.id} cannot do {task}; it does {', '.join(TASKS)}")
 
-    def _load(self, card: ModelCard) -> SentenceEncoder:
+    def _load(self, card: CatalogEntry) -> SentenceEncoder:
         if self.torch_threads:
             import torch
 

@@ -17,7 +17,7 @@ import asyncio
 from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 
@@ -52,11 +52,13 @@ class SpacyNERRunner(OneTaskRunner, PooledRunner[Any]):
         self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many pipelines stay loaded; None, the default, keeps every one."""
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         text = self.argument(card, task, inputs)
         return await asyncio.to_thread(self._find_entities, card, text)
 
-    def _find_entities(self, card: ModelCard, text: str) -> RunnerOutput:
+    def _find_entities(self, card: CatalogEntry, text: str) -> RunnerOutput:
         with self.pool.use(card) as nlp:
             doc = nlp(text)
         entities = [
@@ -65,7 +67,7 @@ class SpacyNERRunner(OneTaskRunner, PooledRunner[Any]):
         ]
         return RunnerOutput(text=entities_text(entities), data=entities)
 
-    def _load(self, card: ModelCard) -> Any:
+    def _load(self, card: CatalogEntry) -> Any:
         if card.path is None:
             raise ModelLoadError(f"could not load {card.id}: it has no local folder")
         try:

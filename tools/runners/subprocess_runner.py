@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelRunner, RunnerOutput
 from hugginggraph.tools.runners.worker_process import WorkerProcess
 
@@ -59,10 +59,12 @@ class SubprocessRunner:
         self._closer.atexit = False
         atexit.register(self._closer)
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         return self._probe.can_run(card)
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         if not self._closer.alive:
             raise RuntimeError("this SubprocessRunner is closed; build a new one to run models")
         worker = self._idle_worker(card.id) or WorkerProcess(self.inner_factory, self.grace_s)

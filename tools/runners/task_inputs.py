@@ -12,10 +12,14 @@ The planner hands every task a flat `{name: string}` mapping, media as file path
 - `zero-shot-classification` reads its candidate labels from `labels`, comma separated; without it the text is
   labelled with `DEFAULT_LABELS`.
 - `fill-mask` reads `text` with the blank written as `[MASK]` or `<mask>`, whichever the model's own token is.
+- `sentence-similarity` compares `text` with `text2`, e.g. `{"text": "A man plays a guitar.", "text2":
+  "<GENERATED>-0"}`. A planner that writes the sentences into `text` as a list, `{"text": ["A", "B", "C"]}` (plan
+  validation turns it into the JSON string `["A", "B", "C"]`), gets the first compared with each of the others.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import wave
 from collections.abc import Callable, Mapping
@@ -108,3 +112,28 @@ def with_mask_token(text: str, mask_token: str) -> str:
     if mask_token not in text:
         raise ValueError(f"fill-mask needs a blank in the text, written {' or '.join(MASK_SPELLINGS)}")
     return text
+
+
+SIMILARITY_ARGUMENTS = 'sentence-similarity needs two texts: give "text" and "text2", or "text" as a list ["A", "B"]'
+
+
+def sentences_to_compare(inputs: dict[str, str]) -> list[str]:
+    """The sentence to compare first, then the sentences to compare it with (see the module docstring)."""
+    text = inputs.get("text", "")
+    if "text2" in inputs:
+        return [text, inputs["text2"]]
+    sentences = _json_string_list(text)
+    if len(sentences) < 2:
+        raise ValueError(SIMILARITY_ARGUMENTS)
+    return sentences
+
+
+def _json_string_list(text: str) -> list[str]:
+    """`text` read as a JSON list of strings, or an empty list when it is anything else."""
+    if not text.lstrip().startswith("["):
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []

@@ -19,7 +19,7 @@ import threading
 from typing import Literal, Protocol
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.auto_tasks import AUTO_TASKS
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.diffusion_tasks import DIFFUSION_TASKS
@@ -90,20 +90,24 @@ class LocalTransformersRunner(PooledRunner[Predictor]):
         """The loaded predictors: `pool.loaded` and `pool.loaded_bytes` say what it holds."""
         self._device_lock = threading.Lock()
 
-    def can_run(self, card: ModelCard) -> bool:
+    def can_run(self, card: CatalogEntry) -> bool:
         """Whether the card's task is one of ours, for the card's library, and that library is installed."""
         task = LOCAL_TASKS.get(card.task)
         return task is not None and task.library == card.library and importlib.util.find_spec(card.library) is not None
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         return await asyncio.to_thread(self._run_sync, card, task, inputs, artifacts)
 
-    def _run_sync(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    def _run_sync(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         with self.pool.use(card) as predictor:
             raw = predictor(inputs)
         return to_runner_output(raw, artifacts, task=task, inputs=inputs)
 
-    def _load(self, card: ModelCard) -> Predictor:
+    def _load(self, card: CatalogEntry) -> Predictor:
         source = model_source(card)  # before torch is even imported
         if card.path is None:  # a checked Hub id
             source = self.hub_downloads.fetch(source)

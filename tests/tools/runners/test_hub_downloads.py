@@ -17,7 +17,7 @@ from huggingface_hub.hf_api import RepoSibling
 from huggingface_hub.utils import are_progress_bars_disabled
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import HFCacheCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, HFCacheCatalog
 from hugginggraph.tools.offline_models import OFFLINE_MODELS
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.hub_downloads import DiskBudgetExceeded, HubDownloads, files_to_fetch
@@ -63,8 +63,8 @@ def downloads(hub: FakeHub, cache: Path, budget_gb: float = 1.0) -> HubDownloads
     return HubDownloads(budget_gb, cache_dir=cache, endpoint=hub.url)
 
 
-def hub_card(task: str = "feature-extraction", model_id: str = MINILM) -> ModelCard:
-    return ModelCard(id=model_id, task=task, library="transformers", source="hub")
+def hub_card(task: str = "feature-extraction", model_id: str = MINILM) -> CatalogEntry:
+    return CatalogEntry(id=model_id, task=task, library="transformers", source="hub")
 
 
 def test_a_load_fetches_configs_tokenizers_and_safetensors_only():

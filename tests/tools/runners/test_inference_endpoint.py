@@ -18,7 +18,7 @@ from huggingface_hub import AsyncInferenceClient
 from PIL import Image
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners import inference_endpoint
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.inference_endpoint import (
@@ -47,9 +47,9 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
         yield fake
 
 
-def served(endpoint: FakeHub, task: str, **options: Any) -> tuple[InferenceEndpointRunner, ModelCard]:
+def served(endpoint: FakeHub, task: str, **options: Any) -> tuple[InferenceEndpointRunner, CatalogEntry]:
     """A runner that sends the model `acme/<task>` to `/models/<task>` on the fake, and that model's card."""
-    card = ModelCard(id=f"acme/{task}", task=task, source="local")
+    card = CatalogEntry(id=f"acme/{task}", task=task, source="local")
     options.setdefault("retry", FAST_RETRIES)
     return InferenceEndpointRunner(endpoints={card.id: f"{endpoint.url}/models/{task}"}, **options), card
 
@@ -158,7 +158,7 @@ async def test_a_refused_connection_is_retried_then_reported(tmp_path, monkeypat
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    card = ModelCard(id="acme/gone", task="text-classification")
+    card = CatalogEntry(id="acme/gone", task="text-classification")
     runner = InferenceEndpointRunner(endpoints={card.id: url}, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
 
     with pytest.raises(EndpointError, match=r"acme/gone at .* still failing after 2 attempts \(ConnectError"):
@@ -177,7 +177,7 @@ async def test_hub_cards_go_to_the_inference_providers_by_model_id(endpoint, tmp
 
     monkeypatch.setattr(inference_endpoint, "AsyncInferenceClient", Redirected)
     endpoint.reply("POST", "/models/text-classification", Reply(json=SENTIMENT))
-    card = ModelCard(id="acme/sentiment", task="text-classification", source="hub")
+    card = CatalogEntry(id="acme/sentiment", task="text-classification", source="hub")
     runner = InferenceEndpointRunner(provider="hf-inference")
 
     output = await runner.run(card, card.task, {"text": "fine"}, ArtifactStore(tmp_path, 0))
@@ -193,11 +193,11 @@ def test_the_configuration_decides_which_cards_it_runs():
     runner = InferenceEndpointRunner(endpoints={"acme/tgi": "http://127.0.0.1:8080"})
     endpoint_only = InferenceEndpointRunner(endpoints={"acme/tgi": "http://127.0.0.1:8080"}, hub_sources=())
 
-    assert runner.can_run(ModelCard(id="acme/tgi", task="text-generation", source="local"))
-    assert runner.can_run(ModelCard(id="acme/any", task="summarization", source="hub"))
-    assert not runner.can_run(ModelCard(id="acme/local", task="summarization", source="local"))
-    assert not runner.can_run(ModelCard(id="acme/any", task="depth-estimation", source="hub"))
-    assert not endpoint_only.can_run(ModelCard(id="acme/any", task="summarization", source="hub"))
+    assert runner.can_run(CatalogEntry(id="acme/tgi", task="text-generation", source="local"))
+    assert runner.can_run(CatalogEntry(id="acme/any", task="summarization", source="hub"))
+    assert not runner.can_run(CatalogEntry(id="acme/local", task="summarization", source="local"))
+    assert not runner.can_run(CatalogEntry(id="acme/any", task="depth-estimation", source="hub"))
+    assert not endpoint_only.can_run(CatalogEntry(id="acme/any", task="summarization", source="hub"))
     with pytest.raises(ValueError, match="must be an http"):
         InferenceEndpointRunner(endpoints={"acme/tgi": "localhost:8080"})
 

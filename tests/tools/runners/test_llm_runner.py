@@ -15,9 +15,9 @@ from pydantic import Field
 
 from hugginggraph.settings import DEFAULT_MODEL
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
-from hugginggraph.tools.controllers.gguf_weights import install_hint, missing_requirements
-from hugginggraph.tools.controllers.local_llama import LLAMA_CPP_REQUIREMENT, local_chat_model
+from hugginggraph.tools.catalog import CatalogEntry
+from hugginggraph.tools.llama_cpp.gguf_weights import install_hint, missing_requirements
+from hugginggraph.tools.llama_cpp.local_llama import LLAMA_CPP_REQUIREMENT, local_chat_model
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.llm_runner import LLMRunner
 from hugginggraph.tools.runners.llm_tasks import TEXT_TASKS, ReplyRejected, Summary
@@ -61,8 +61,8 @@ def test_its_cards_cover_every_text_task_and_only_its_own():
     cards = {card.task: card for card in runner.cards()}
     assert set(cards) == TEXT_TASK_IDS == set(TEXT_TASKS)
     assert all(runner.can_run(card) and card.source == "llm" and card.downloads == 0 for card in cards.values())
-    assert not runner.can_run(ModelCard(id="org/bart", task="summarization"))
-    assert not runner.can_run(ModelCard(id="other-llm/summarization", task="summarization", library="langchain"))
+    assert not runner.can_run(CatalogEntry(id="org/bart", task="summarization"))
+    assert not runner.can_run(CatalogEntry(id="other-llm/summarization", task="summarization", library="langchain"))
 
 
 @pytest.mark.parametrize("task", sorted(TEXT_TASK_IDS))
@@ -219,7 +219,7 @@ def controller(tmp_path_factory: pytest.TempPathFactory):
 @pytest.mark.slow
 async def test_the_embedded_controller_labels_sentiment(controller, tmp_path: Path):
     runner = LLMRunner(controller)
-    card = ModelCard(id="controller-llm/text-classification", task="text-classification", library="langchain")
+    card = CatalogEntry(id="controller-llm/text-classification", task="text-classification", library="langchain")
     text = "The battery died after two days and support never answered my emails. A waste of money."
     out = await runner.run(card, "text-classification", {"text": text}, ArtifactStore(tmp_path, 0))
     assert out.text == "negative"
@@ -230,7 +230,7 @@ async def test_the_embedded_controller_translates_into_the_language_asked_for(co
     from hugginggraph.tools.languages import detect
 
     runner = LLMRunner(controller)
-    card = ModelCard(id="controller-llm/translation", task="translation", library="langchain")
+    card = CatalogEntry(id="controller-llm/translation", task="translation", library="langchain")
     inputs = {"text": "Where is the train station? I would like to buy a ticket to Berlin.", "language": "German"}
     out = await runner.run(card, "translation", inputs, ArtifactStore(tmp_path, 0))
     assert detect(out.text).probabilities[0][0] == "de", out.text

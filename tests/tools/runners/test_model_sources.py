@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import LocalFolderCatalog, ModelCard
+from hugginggraph.tools.catalog import CatalogEntry, LocalFolderCatalog
 from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner
 from hugginggraph.tools.runners.model_sources import UnsafeModel, check_hub_id, model_source
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
@@ -43,7 +43,7 @@ def test_anything_else_is_refused(model_id):
 
 
 def test_a_card_with_a_folder_loads_from_it_and_its_id_is_only_a_name(tmp_path: Path):
-    card = ModelCard(id="any name at all", task="text-classification", path=str(tmp_path))
+    card = CatalogEntry(id="any name at all", task="text-classification", path=str(tmp_path))
     assert model_source(card) == str(tmp_path)
     with pytest.raises(UnsafeModel, match="is not a folder"):
         model_source(card.model_copy(update={"path": str(tmp_path / "gone")}))
@@ -53,13 +53,13 @@ def test_a_local_folder_named_like_the_hub_id_is_not_loaded_instead(tmp_path: Pa
     monkeypatch.chdir(tmp_path)
     (tmp_path / "acme" / "model").mkdir(parents=True)
     with pytest.raises(UnsafeModel, match="would be loaded instead of the Hub's model"):
-        model_source(ModelCard(id="acme/model", task="text-classification"))
+        model_source(CatalogEntry(id="acme/model", task="text-classification"))
 
 
 @pytest.mark.parametrize("model_id", ["../../models/evil", "/tmp/evil", "gpt2"])
 async def test_the_local_runner_refuses_an_unsafe_id_before_loading_anything(model_id, tmp_path: Path):
     runner = LocalTransformersRunner(device="cpu")
-    card = ModelCard(id=model_id, task="text-classification")
+    card = CatalogEntry(id=model_id, task="text-classification")
     with pytest.raises(UnsafeModel):
         await runner.run(card, "text-classification", {"text": "hi"}, ArtifactStore(tmp_path, 0))
     assert runner.loads == 0
@@ -67,7 +67,7 @@ async def test_the_local_runner_refuses_an_unsafe_id_before_loading_anything(mod
 
 async def test_the_endpoint_runner_puts_no_unsafe_id_in_a_url(tmp_path: Path):
     runner = InferenceEndpointRunner()
-    card = ModelCard(id="../../v1/admin", task="text-classification", source="hub")
+    card = CatalogEntry(id="../../v1/admin", task="text-classification", source="hub")
     with pytest.raises(UnsafeModel):
         await runner.run(card, "text-classification", {"text": "hi"}, ArtifactStore(tmp_path, 0))
 

@@ -18,7 +18,7 @@ from rendered_text import rendered
 from hugginggraph.cli import parser
 from hugginggraph.settings import environment_variables
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.ocr import (
@@ -46,7 +46,7 @@ INVOICE = ("ACME Office Supplies", "Invoice number: 1187", "Date: 3 March 2025",
 
 
 @pytest.fixture(scope="module")
-def card(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def card(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     pytest.importorskip("cv2", reason=f"OpenCV is not installed: pip install {OCR_EXTRA}")
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
@@ -177,7 +177,7 @@ async def test_a_low_line_is_read_again_with_a_margin_and_enlarged(height, score
     engine = LowLineEngine(height, score)
     runner = RapidOCRRunner()
     runner.pool = ModelPool(lambda _card: engine)
-    card = ModelCard(id="o", task=TASK, library=LIBRARY)
+    card = CatalogEntry(id="o", task=TASK, library=LIBRARY)
     page = _white_image(tmp_path, (720, 336))
     output = await runner.run(card, TASK, {"image": str(page)}, ArtifactStore(tmp_path, 0))
     assert engine.lines_read == lines_read and output.text == text
@@ -193,22 +193,22 @@ def test_a_line_at_the_edge_is_widened_only_up_to_the_edge():
 
 def test_it_runs_only_its_library_for_image_to_text():
     runner = RapidOCRRunner()
-    assert runner.can_run(ModelCard(id="o", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="o", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="o", task="image-classification", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="o", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="o", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="o", task="image-classification", library=LIBRARY))
 
 
 async def test_without_its_dependencies_the_load_error_says_what_to_install(monkeypatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)  # makes its import fail
     for name in MODEL_FILES.values():
         (tmp_path / name).write_bytes(b"")
-    card = ModelCard(id="o", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="o", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r"pip install hugginggraph\[ocr\]"):
         await RapidOCRRunner().run(card, TASK, {"image": str(_white_image(tmp_path))}, ArtifactStore(tmp_path, 0))
 
 
 async def test_a_folder_without_the_three_models_is_refused(tmp_path: Path):
-    card = ModelCard(id="o", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="o", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r"lacks ch_PP-OCRv4_det_infer\.onnx"):
         await RapidOCRRunner().run(card, TASK, {"image": str(_white_image(tmp_path))}, ArtifactStore(tmp_path, 0))
 

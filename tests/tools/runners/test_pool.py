@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.pool import ModelPool, torch_bytes
 
 
@@ -22,18 +22,18 @@ class Model:
     size: int
 
 
-def card(model_id: str) -> ModelCard:
-    return ModelCard(id=model_id, task="text-classification")
+def card(model_id: str) -> CatalogEntry:
+    return CatalogEntry(id=model_id, task="text-classification")
 
 
 SIZES = {"a": 4, "b": 4, "c": 4, "big": 30}
 
 
-def load(card: ModelCard) -> Model:
+def load(card: CatalogEntry) -> Model:
     return Model(card.id, SIZES[card.id])
 
 
-def size_of(card: ModelCard, model: Model) -> int:
+def size_of(card: CatalogEntry, model: Model) -> int:
     return model.size
 
 
@@ -46,7 +46,7 @@ def use(pool: ModelPool[Model], *model_ids: str) -> None:
 def test_concurrent_users_share_one_load_and_never_overlap():
     busy, overlaps = [0], []
 
-    def slow_load(card: ModelCard) -> Model:
+    def slow_load(card: CatalogEntry) -> Model:
         time.sleep(0.05)  # long enough for every thread to ask for the model while it loads
         return load(card)
 
@@ -138,7 +138,7 @@ def test_a_model_in_use_is_not_evicted_and_the_bound_holds_again_once_it_is_rele
 def test_a_load_error_propagates_keeps_nothing_and_the_next_use_loads_again():
     attempts = []
 
-    def flaky_load(card: ModelCard) -> Model:
+    def flaky_load(card: CatalogEntry) -> Model:
         attempts.append(card.id)
         if len(attempts) == 1:
             raise OSError("disk hiccup")
@@ -191,8 +191,8 @@ def test_torch_bytes_counts_parameters_and_buffers_once_wherever_a_predictor_kee
 @pytest.mark.parametrize("task", ["text-classification", "question-answering"])
 def test_torch_bytes_of_a_real_predictor_is_its_models_memory_footprint(task: str, tmp_path: Path):
     pytest.importorskip("torch")
+    from hugginggraph.testing.tiny_models import build_tiny_model
     from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS
-    from hugginggraph.tools.tiny_models import build_tiny_model
 
     predictor = LOCAL_TASKS[task].load(str(build_tiny_model(task, tmp_path / "model")), "cpu")
     held = predictor.args[0]  # the pipeline, or the (model, tokenizer) pair, that the predictor calls

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.sentence_embeddings import SentenceEmbeddingRunner
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner
@@ -63,7 +63,7 @@ async def test_a_model_asking_for_its_own_code_is_refused_and_its_code_never_run
 ):
     marker = tmp_path / "remote-code-ran"
     folder = remote_code_model(tmp_path / "evil-model", marker, model_type)
-    card = ModelCard(id="evil-model", task=task, path=str(folder), library=library)
+    card = CatalogEntry(id="evil-model", task=task, path=str(folder), library=library)
     with pytest.raises(ModelLoadError, match="could not load evil-model") as refused:
         await runner().run(card, task, {"text": "hello"}, ArtifactStore(tmp_path / "run", 0))
     assert not marker.exists()
@@ -89,7 +89,7 @@ async def test_a_custom_diffusers_pipeline_is_refused_and_its_code_never_runs(tm
     folder.mkdir()
     (folder / "model_index.json").write_text(json.dumps({"_class_name": ["pipeline_evil", "EvilPipeline"]}))
     (folder / "pipeline_evil.py").write_text(code_that_tells(marker, "EvilPipeline", "diffusers.DiffusionPipeline"))
-    card = ModelCard(id="evil-pipeline", task="text-to-image", path=str(folder), library="diffusers")
+    card = CatalogEntry(id="evil-pipeline", task="text-to-image", path=str(folder), library="diffusers")
     with pytest.raises(ModelLoadError, match="could not load evil-pipeline"):
         await LocalTransformersRunner().run(card, "text-to-image", {"text": "a cat"}, ArtifactStore(tmp_path, 0))
     assert not marker.exists()

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError
-from hugginggraph.tools.runners.sentence_embeddings import LIBRARY, SentenceEmbeddingRunner, sentences_to_compare
+from hugginggraph.tools.runners.sentence_embeddings import LIBRARY, SentenceEmbeddingRunner
+from hugginggraph.tools.runners.task_inputs import sentences_to_compare
 
 GUITAR = "A man is playing a guitar."
 PARAPHRASE = "Someone plays an instrument."
@@ -25,7 +26,7 @@ UNRELATED = "The stock market fell today."
 
 
 @pytest.fixture(scope="module")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
         needed = " ".join(requirement for packages in missing.values() for requirement in packages)
@@ -34,7 +35,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
 
 
 @pytest.mark.slow
-async def test_a_paraphrase_scores_higher_than_an_unrelated_sentence(minilm: ModelCard, tmp_path: Path):
+async def test_a_paraphrase_scores_higher_than_an_unrelated_sentence(minilm: CatalogEntry, tmp_path: Path):
     output = await SentenceEmbeddingRunner(torch_threads=1).run(
         minilm, "sentence-similarity", {"text": json.dumps([GUITAR, PARAPHRASE, UNRELATED])}, ArtifactStore(tmp_path, 0)
     )
@@ -45,7 +46,7 @@ async def test_a_paraphrase_scores_higher_than_an_unrelated_sentence(minilm: Mod
 
 
 @pytest.mark.slow
-async def test_embeddings_are_unit_vectors_whose_dot_product_is_the_similarity(minilm: ModelCard, tmp_path: Path):
+async def test_embeddings_are_unit_vectors_whose_dot_product_is_the_similarity(minilm: CatalogEntry, tmp_path: Path):
     runner = SentenceEmbeddingRunner(torch_threads=1)
     store = ArtifactStore(tmp_path, 0)
     guitar, paraphrase = [
@@ -61,7 +62,7 @@ async def test_embeddings_are_unit_vectors_whose_dot_product_is_the_similarity(m
 
 
 @pytest.mark.slow
-async def test_concurrent_calls_load_a_model_once(minilm: ModelCard, tmp_path: Path):
+async def test_concurrent_calls_load_a_model_once(minilm: CatalogEntry, tmp_path: Path):
     runner = SentenceEmbeddingRunner(torch_threads=1)
     outputs = await asyncio.gather(
         *(runner.run(minilm, "feature-extraction", {"text": GUITAR}, ArtifactStore(tmp_path, i)) for i in range(4))
@@ -78,7 +79,7 @@ def test_two_sentences_come_as_text_and_text2_or_as_a_list_in_text():
 
 @pytest.mark.parametrize("text", ["A man is playing a guitar.", '["only one"]', "[not json", '{"a": "b"}'])
 async def test_one_sentence_fails_with_the_convention_before_any_model_loads(text: str, tmp_path: Path):
-    card = ModelCard(id="m", task="sentence-similarity", library=LIBRARY, path=str(tmp_path / "no-such-folder"))
+    card = CatalogEntry(id="m", task="sentence-similarity", library=LIBRARY, path=str(tmp_path / "no-such-folder"))
     with pytest.raises(ValueError, match='give "text" and "text2"'):
         await SentenceEmbeddingRunner().run(card, "sentence-similarity", {"text": text}, ArtifactStore(tmp_path, 0))
 
@@ -88,14 +89,14 @@ async def test_a_model_that_pools_otherwise_is_refused_not_misread(tmp_path: Pat
     (tmp_path / "1_Pooling" / "config.json").write_text(
         json.dumps({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False})
     )
-    card = ModelCard(id="cls-pooled", task="feature-extraction", library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="cls-pooled", task="feature-extraction", library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match="pooling_mode_cls_token"):
         await SentenceEmbeddingRunner().run(card, "feature-extraction", {"text": "x"}, ArtifactStore(tmp_path, 0))
 
 
 def test_it_runs_sentence_transformers_embedding_and_similarity_only():
     runner = SentenceEmbeddingRunner()
-    assert runner.can_run(ModelCard(id="m", task="sentence-similarity", library=LIBRARY))
-    assert runner.can_run(ModelCard(id="m", task="feature-extraction", library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="m", task="feature-extraction", library="transformers"))
-    assert not runner.can_run(ModelCard(id="m", task="fill-mask", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="m", task="sentence-similarity", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="m", task="feature-extraction", library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="m", task="feature-extraction", library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="m", task="fill-mask", library=LIBRARY))

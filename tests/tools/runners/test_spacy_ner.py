@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.spacy_ner import LIBRARY, NOTHING_FOUND, SPACY, TASK, SpacyNERRunner, entities_text
@@ -44,7 +44,7 @@ def found(output: RunnerOutput) -> set[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> ModelCard:
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
     pytest.importorskip("spacy", reason=f'spaCy is not installed: pip install "{SPACY}"')
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
@@ -98,9 +98,9 @@ def test_entities_read_as_words_with_their_labels():
 
 def test_it_runs_only_spacy_token_classification():
     runner = SpacyNERRunner()
-    assert runner.can_run(ModelCard(id="s", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="s", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="s", task="text-classification", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="s", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="s", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="s", task="text-classification", library=LIBRARY))
 
 
 @pytest.mark.parametrize(
@@ -110,20 +110,20 @@ async def test_bad_calls_fail_before_any_load(task: str, text: str, message: str
     runner = SpacyNERRunner()
     with pytest.raises(ValueError, match=message):
         await runner.run(
-            ModelCard(id="s", task=TASK, library=LIBRARY), task, {"text": text}, ArtifactStore(tmp_path, 0)
+            CatalogEntry(id="s", task=TASK, library=LIBRARY), task, {"text": text}, ArtifactStore(tmp_path, 0)
         )
     assert runner.loads == 0
 
 
 async def test_without_spacy_the_load_error_says_what_to_install(monkeypatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "spacy", None)  # makes `import spacy` fail
-    card = ModelCard(id="s", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="s", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r'pip install "spacy>=3\.7\.5,<3\.9"'):
         await SpacyNERRunner().run(card, TASK, {"text": "Paris"}, ArtifactStore(tmp_path, 0))
 
 
 async def test_a_folder_that_is_no_pipeline_fails_to_load(tmp_path: Path):
     pytest.importorskip("spacy", reason=f'spaCy is not installed: pip install "{SPACY}"')
-    card = ModelCard(id="s", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="s", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match="could not load s: OSError"):
         await SpacyNERRunner().run(card, TASK, {"text": "Paris"}, ArtifactStore(tmp_path, 0))

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from test_worker_process import CARD, FAULTS, Tally, answered
 
-from hugginggraph.defaults import default_runners
+from hugginggraph.context_assembly import default_runners
 from hugginggraph.settings import load_settings
 from hugginggraph.testing import Fault, FaultyRunner
 from hugginggraph.tools.artifacts import ArtifactStore
@@ -183,7 +183,7 @@ from functools import partial
 from pathlib import Path
 from hugginggraph.testing import FaultyRunner
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.subprocess_runner import SubprocessRunner
 
 class HoldsASemaphore(FaultyRunner):
@@ -202,7 +202,7 @@ if __name__ == "__main__":
     run_dir, how = sys.argv[1:]
     if how == "hang":  # the call never ends: report its worker while it runs
         threading.Thread(target=report_worker, daemon=True).start()
-    card = ModelCard(id="m", task="text-classification")
+    card = CatalogEntry(id="m", task="text-classification")
     runner = SubprocessRunner(partial(HoldsASemaphore, {0: "hang"} if how == "hang" else {}))
     asyncio.run(runner.run(card, card.task, {"text": "hi"}, ArtifactStore(Path(run_dir), 0)))
     report_worker()  # the call has answered; its worker waits, idle, for the next one

@@ -17,12 +17,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageChops, ImageDraw
 
-from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard, read_model_folder
-from hugginggraph.tools.runners.base import RunnerOutput
-from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS, LocalTransformersRunner
-from hugginggraph.tools.tasks import TASKS
-from hugginggraph.tools.tiny_models import (
+from hugginggraph.testing.tiny_models import (
     ANSWER_LABELS,
     BUILDERS,
     IMAGE_LABELS,
@@ -31,6 +26,11 @@ from hugginggraph.tools.tiny_models import (
     SOUND_LABELS,
     build_tiny_model,
 )
+from hugginggraph.tools.artifacts import ArtifactStore
+from hugginggraph.tools.catalog import CatalogEntry, read_model_folder
+from hugginggraph.tools.runners.base import RunnerOutput
+from hugginggraph.tools.runners.transformers_local import LOCAL_TASKS, LocalTransformersRunner
+from hugginggraph.tools.tasks import TASKS
 
 pytestmark = pytest.mark.slow
 
@@ -219,12 +219,12 @@ def test_the_runner_covers_twenty_hub_tasks_each_with_a_tiny_model_and_a_case():
     assert set(LOCAL_TASKS) == set(BUILDERS) == set(CASES)
 
 
-def tiny_card(task: str, folder: Path) -> ModelCard:
+def tiny_card(task: str, folder: Path) -> CatalogEntry:
     """The card of a tiny model for `task`, as a catalog reads it. `read_model_folder` wants a `config.json`,
     which a diffusers folder does not have (it has `model_index.json`), so that card is written out here."""
     build_tiny_model(task, folder)
     if LOCAL_TASKS[task].library == "diffusers":
-        return ModelCard(id=f"tiny-{task}", task=task, path=str(folder), library="diffusers")
+        return CatalogEntry(id=f"tiny-{task}", task=task, path=str(folder), library="diffusers")
     card = read_model_folder(folder)
     assert card is not None
     return card

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from hugginggraph.testing.tiny_models import build_tiny_model
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard, read_model_folder
+from hugginggraph.tools.catalog import CatalogEntry, read_model_folder
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.transformers_local import LocalTransformersRunner, best_device, device_memory
-from hugginggraph.tools.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.slow
 
@@ -84,8 +84,8 @@ async def test_a_folder_without_weights_is_a_load_error(tmp_path: Path):
 
 def test_cards_are_taken_by_task_and_library_and_only_when_the_library_is_installed():
     runner = LocalTransformersRunner()
-    assert runner.can_run(ModelCard(id="a", task="text-classification"))
-    assert not runner.can_run(ModelCard(id="b", task="text-classification", library="diffusers"))
-    assert not runner.can_run(ModelCard(id="c", task="text-to-video"))
+    assert runner.can_run(CatalogEntry(id="a", task="text-classification"))
+    assert not runner.can_run(CatalogEntry(id="b", task="text-classification", library="diffusers"))
+    assert not runner.can_run(CatalogEntry(id="c", task="text-to-video"))
     diffusers_installed = importlib.util.find_spec("diffusers") is not None
-    assert runner.can_run(ModelCard(id="d", task="text-to-image", library="diffusers")) == diffusers_installed
+    assert runner.can_run(CatalogEntry(id="d", task="text-to-image", library="diffusers")) == diffusers_installed

@@ -14,7 +14,7 @@ import pytest
 from speech import speak, words_heard
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.whisper_ct2 import FASTER_WHISPER, LIBRARY, TASK, WhisperCT2Runner
@@ -26,7 +26,7 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def whisper_cards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModelCard]:
+def whisper_cards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CatalogEntry]:
     pytest.importorskip("faster_whisper", reason=f"faster-whisper is not installed: pip install {FASTER_WHISPER}")
     models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
     if missing := missing_packages(models):
@@ -58,13 +58,13 @@ async def test_concurrent_calls_load_a_model_once(speech: Path, whisper_cards, t
 
 def test_it_runs_only_ctranslate2_speech_recognition():
     runner = WhisperCT2Runner()
-    assert runner.can_run(ModelCard(id="w", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="w", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="w", task="text-to-speech", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="w", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="w", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="w", task="text-to-speech", library=LIBRARY))
 
 
 async def test_without_faster_whisper_the_load_error_says_what_to_install(monkeypatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "faster_whisper", None)  # makes `import faster_whisper` fail
-    card = ModelCard(id="w", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="w", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r"pip install faster-whisper==1\.2\.1"):
         await WhisperCT2Runner().run(card, TASK, {"audio": "a.wav"}, ArtifactStore(tmp_path, 0))

@@ -16,13 +16,13 @@ import pytest
 
 from hugginggraph.testing import Fault, FaultyRunner
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.worker_process import ModelCallFailed, ModelProcessDied, WorkerProcess
 
 pytestmark = pytest.mark.slow
 
-CARD = ModelCard(id="m", task="text-classification")
+CARD = CatalogEntry(id="m", task="text-classification")
 FAULTS: dict[int, Fault] = {1: "raise", 2: "exit", 3: "hang"}
 """The faults `Tally` injects, by task id; task 0 answers."""
 
@@ -35,7 +35,9 @@ class Tally(FaultyRunner):
         super().__init__(faults)
         self.calls = 0
 
-    async def run(self, card: ModelCard, task: str, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
+    async def run(
+        self, card: CatalogEntry, task: str, inputs: dict[str, str], artifacts: ArtifactStore
+    ) -> RunnerOutput:
         self.calls += 1
         await super().run(card, task, inputs, artifacts)
         return RunnerOutput(text=f"{os.getpid()} {self.calls}")

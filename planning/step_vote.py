@@ -1,0 +1,105 @@
+"""Task types put to the vote of labelled step phrases (`PlanningAids.step_vote`).
+
+A small controller says what each step of a plan does, in the request's words, far better than it names the task
+type for it: "translate the result into Spanish" comes with text-generation, "find the capital in the document"
+with text-to-speech. Each task's step phrase is compared with the demo bank's labelled steps
+(`DemoBank.tasks_for_steps`), and the vote corrects the type in two cases:
+
+- **a clear vote**: the type the nearest labelled steps clearly agree on replaces the controller's;
+- **a doubted type**: a task that makes audio, an image or a video out of text, whose step never speaks of such
+  media ("answer the question", "categorize the words" as text-to-speech), was not asked for as that task. It
+  takes the type the nearest labelled steps of the other types vote for, even without a clear majority: any
+  reading of its step beats one the step rules out.
+
+Either way the task must already have the new type's media inputs (a missing text input becomes the step's own
+words, e.g. the question for visual-question-answering). A clear vote must also keep the plan's data flow: where
+later tasks read the task's output, the new type must make the kind they read (text-to-image whose picture a later
+task edits stays an image maker). A doubted type's readers were planned on the same mistake, so they do not bind it.
+No LLM call: embedding the steps takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from hugginggraph.planning.references import REFERENCE
+from hugginggraph.tools.demo_bank import DemoBank
+from hugginggraph.tools.tasks import TaskSpec
+
+_MEDIA_WORDS = {
+    "audio": re.compile(
+        r"aloud|audio|speech|speak|spoken|voice|\bsay|\bread\b|narrat|listen|sound|record|podcast|pronounc|vocal|hear"
+    ),
+    "image": re.compile(
+        r"image|picture|draw|illustrat|visual|paint|\bart|photo|sketch|render|poster|depict|graphic|portrait|logo"
+    ),
+    "video": re.compile(r"video|clip|animat|film|movie|footage"),
+}
+"""Words a step uses when it asks for media of a kind: a step that makes such media without one of them is doubted."""
+
+
+def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
+    """The plan with task types corrected by the step vote (see the module docstring), and how many changed.
+    Tasks without a step phrase keep their type."""
+    stepped = [
+        index
+        for index, item in enumerate(items)
+        if isinstance(item, dict) and isinstance(item.get("step"), str) and item["step"].strip()
+    ]
+    if not stepped:
+        return items, 0
+    read_as = _kinds_read(items)
+    revised, retyped = list(items), 0
+    for index, voted in zip(stepped, bank.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
+        item, task_id = items[index], items[index].get("id")
+        kinds_read = read_as.get(task_id, set()) if isinstance(task_id, int) else set()
+        task = voted if voted in _fitting_types(item, tasks, kinds_read) else _doubt_vote(item, bank, tasks)
+        if task is not None and task != item.get("task"):
+            args = item["args"] if isinstance(item.get("args"), dict) else {}
+            revised[index] = {
+                **item,
+                "task": task,
+                "args": {name: args.get(name, item["step"]) for name in tasks[task].inputs},
+            }
+            retyped += 1
+    return revised, retyped
+
+
+def _doubt_vote(item: dict[str, Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> str | None:
+    """For a task whose type makes media its step never speaks of, the type of another output kind, with the task's
+    media inputs, that its step's nearest labelled steps vote for most; None for any other task. The later tasks
+    reading its output do not bind it: they were planned on the same mistake."""
+    planned = item.get("task")
+    spec = tasks.get(planned) if isinstance(planned, str) else None
+    if spec is None or set(spec.inputs) != {"text"} or spec.output not in _MEDIA_WORDS:
+        return None
+    if _MEDIA_WORDS[spec.output].search(item["step"].lower()):
+        return None
+    fits = _fitting_types(item, tasks, kinds_read=set())
+    others = {name: tasks[name] for name in fits if tasks[name].output != spec.output}
+    return bank.tasks_for_steps([item["step"]], others, majority=0.0)[0] if others else None
+
+
+def _fitting_types(item: dict[str, Any], tasks: Mapping[str, TaskSpec], kinds_read: set[str]) -> set[str]:
+    """The types this task could take without breaking the plan: it has their media inputs, and they make a kind
+    that the later tasks reading its output read (`kinds_read`; any kind when empty)."""
+    args = item["args"] if isinstance(item.get("args"), dict) else {}
+    return {
+        name
+        for name, spec in tasks.items()
+        if set(spec.inputs) - {"text"} <= set(args) and (not kinds_read or spec.output in kinds_read)
+    }
+
+
+def _kinds_read(items: list[Any]) -> dict[int, set[str]]:
+    """Task id → the kinds ("image", "text", ...) later tasks read its output as, from their `<GENERATED>-k`
+    arguments."""
+    read_as: dict[int, set[str]] = {}
+    for item in items:
+        args = item.get("args") if isinstance(item, dict) else None
+        for kind, value in args.items() if isinstance(args, dict) else ():
+            for match in REFERENCE.finditer(str(value)):
+                read_as.setdefault(int(match.group(1)), set()).add(kind)
+    return read_as

@@ -1,0 +1,188 @@
+"""The planner: prompt built from data files, structured output where supported, tolerant parsing elsewhere, and
+the vote of the demo bank's labelled steps on the task types it names."""
+
+import json
+from typing import Any
+
+import pytest
+from conftest import VotingBank, stepped
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
+
+from hugginggraph.graph.context import PlanningAids
+from hugginggraph.planning.plan_prompt import planning_messages
+from hugginggraph.planning.plan_schema import demo_reply, plan_items, plan_schema, reply_plan
+from hugginggraph.planning.planner import Planner
+from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.tasks import TASKS
+
+
+def test_prompt_lists_every_task_then_demos_history_and_request():
+    history = [HumanMessage("earlier question"), AIMessage("earlier answer")]
+    demos = default_demo_bank().static(3, TASKS)
+    messages = planning_messages("caption cat.png", ["cat.png"], history, demos)
+    system = messages[0].text
+    assert all(f"- {task_id} (" in system for task_id in TASKS)
+    assert messages[-3:-1] == history
+    assert "caption cat.png" in messages[-1].text and "cat.png" in messages[-1].text
+    demo_plans = [json.loads(m.text) for m in messages[1:-3] if isinstance(m, AIMessage)]
+    assert demo_plans and all(isinstance(p, list) for p in demo_plans)
+    assert all(step["task"] in TASKS for p in demo_plans for step in p)
+
+
+def test_without_the_steps_aid_demos_and_schema_show_no_steps():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    assert all("step" in task for task in demo.plan)  # the bank has them; they are shown only with the aid
+    assert all(list(task) == ["task", "id", "dep", "args"] for task in json.loads(demo_reply(demo.plan)))
+    schema = plan_schema(("summarization",)).model_json_schema()
+    assert list(schema["properties"]) == ["tasks"]
+    assert list(schema["$defs"]["PlannedTask"]["properties"]) == ["task", "id", "dep", "args"]
+    assert '"step"' not in planning_messages("caption cat.png", ["cat.png"], [], [demo])[0].text
+
+
+def test_steps_inline_come_first_in_each_task_and_are_required():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    reply = json.loads(demo_reply(demo.plan, "inline"))
+    assert [next(iter(task)) for task in reply] == ["step", "step"]
+    assert [task["step"] for task in reply] == [task["step"] for task in demo.plan]
+    task_schema = plan_schema(("summarization",), "inline").model_json_schema()["$defs"]["PlannedTask"]
+    assert list(task_schema["properties"])[:2] == ["step", "task"] and "step" in task_schema["required"]
+    system = planning_messages("caption cat.png", ["cat.png"], [], [demo], steps="inline")[0].text
+    assert 'Each task starts with "step"' in system
+
+
+def test_steps_first_are_listed_before_the_tasks():
+    demo = default_demo_bank().static(2, TASKS)[1]
+    reply = json.loads(demo_reply(demo.plan, "first"))
+    assert list(reply) == ["steps", "tasks"] and reply["steps"] == [task["step"] for task in demo.plan]
+    assert all("step" not in task for task in reply["tasks"])
+    schema = plan_schema(None, "first").model_json_schema()
+    assert list(schema["properties"]) == ["steps", "tasks"] and schema["required"] == ["steps", "tasks"]
+    assert schema["$defs"]["PlannedTask"]["properties"]["task"] == {"title": "Task", "type": "string"}
+
+
+STEP = '{"task": "summarization", "id": 0, "dep": [-1], "args": {"text": "x"}}'
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"[{STEP}]",
+        f"Sure! Here is the plan:\n```json\n[{STEP}]\n```",
+        f'{{"tasks": [{STEP}]}}',
+        f"Plan: [{STEP}] Hope this helps.",
+        STEP,
+    ],
+)
+def test_plans_are_found_in_chatty_replies(reply):
+    assert plan_items(reply) == [json.loads(STEP)]
+
+
+@pytest.mark.parametrize("reply", ["no json here", '{"answer": 42}', "[1, 2", '"just a string"'])
+def test_replies_without_a_plan_are_rejected_with_a_reason(reply):
+    with pytest.raises(ValueError):
+        plan_items(reply)
+
+
+class StructuredChatModel(ScriptedChatModel):
+    """A controller that supports structured output, as ChatOpenAI or the embedded model do."""
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any):
+        task = {"step": "summarize it", "task": "summarization", "id": 0, "args": {"text": "from schema"}}
+        parsed = schema.model_validate({"tasks": [task]})
+        return RunnableLambda(lambda _: {"parsed": parsed, "raw": AIMessage(""), "parsing_error": None})
+
+
+async def test_structured_output_is_used_when_the_model_has_it(make_context, run_graph):
+    from conftest import echo
+
+    llm = StructuredChatModel(plan="this text must not be needed")
+    context = make_context([], {"sum": ("summarization", echo())}, llm=llm)
+    out = await run_graph(context)
+    assert [t.args for t in out["plan"]] == [{"text": "from schema"}]
+    assert out["results"][0].text == "sum(from schema)"
+    assert "plan" not in llm.calls  # the plain-text path was never taken
+
+
+ASK = "what colour is the car in car.jpg?"
+
+
+@pytest.mark.parametrize(
+    ("aids", "retyped"), [({}, 1), ({"step_vote": False}, 0), ({"steps": "none"}, 0), ({"demos": "static"}, 0)]
+)
+async def test_the_planner_votes_on_task_types_only_with_steps_retrieval_and_the_vote_on(aids, retyped):
+    plan = [stepped(ASK, "image-to-text", 0, image="car.jpg")]
+    llm = ScriptedChatModel(plan=plan)
+    bank = VotingBank({ASK: "visual-question-answering"})
+    draft = await Planner(llm, TASKS, PlanningAids(**aids), bank).draft(ASK, ["car.jpg"])
+    assert draft.retyped == retyped
+    assert draft.items[0]["task"] == ("visual-question-answering" if retyped else "image-to-text")
+
+
+async def test_steps_listed_first_go_into_their_tasks_and_are_voted_on():
+    task = {"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "car.jpg"}}
+    llm = ScriptedChatModel(plan=json.dumps({"steps": [ASK], "tasks": [task]}))
+    bank = VotingBank({ASK: "visual-question-answering"})
+    draft = await Planner(llm, TASKS, PlanningAids(steps="first"), bank).draft(ASK, ["car.jpg"])
+    assert draft.first_reply == [{"step": ASK, **task}]
+    assert draft.retyped == 1 and draft.items[0]["task"] == "visual-question-answering"
+
+
+def test_listed_steps_go_into_the_tasks_only_when_there_is_one_step_per_task():
+    tasks = [{"task": "image-to-text", "id": 0}, {"task": "text-to-speech", "id": 1}]
+    assert reply_plan({"steps": ["caption it", "read it"], "tasks": tasks}) == [
+        {"step": "caption it", **tasks[0]},
+        {"step": "read it", **tasks[1]},
+    ]
+    assert reply_plan({"steps": ["caption it and read it"], "tasks": tasks}) == tasks  # which task is which: unknown
+
+
+@pytest.mark.parametrize(("aids", "rewired"), [({}, 1), ({"back_references": False}, 0)])
+async def test_the_planner_wires_text_naming_an_earlier_result_unless_told_not_to(aids, rewired):
+    plan = [
+        stepped("caption car.jpg", "image-to-text", 0, image="car.jpg"),
+        stepped("read the caption aloud", "text-to-speech", 1, text="the caption"),
+    ]
+    draft = await Planner(ScriptedChatModel(plan=plan), TASKS, PlanningAids(**aids), VotingBank({})).draft(
+        "caption car.jpg and read the caption aloud", ["car.jpg"]
+    )
+    assert draft.rewired == rewired
+    assert draft.items[1]["args"] == {"text": "<GENERATED>-0" if rewired else "the caption"}
+
+
+@pytest.mark.parametrize(("votes", "asked"), [({"caption the picture": "image-to-text"}, ["plan"]), ({}, ["plan"] * 2)])
+async def test_the_fix_pass_is_asked_only_about_what_the_vote_and_wiring_leave(votes, asked):
+    # Read as its one text input, the picture reaches summarization as text: a problem the vote's type mends.
+    plan = [
+        stepped("draw a red fox", "text-to-image", 0, text="a red fox"),
+        stepped("caption the picture", "summarization", 1, image="<GENERATED>-0"),
+    ]
+    llm = ScriptedChatModel(plan=plan)
+    draft = await Planner(llm, TASKS, PlanningAids(), VotingBank(votes)).draft("draw a red fox and caption it", [])
+    assert llm.calls == asked
+    assert draft.items[1]["task"] == ("image-to-text" if votes else "summarization")
+
+
+async def test_a_saved_reply_to_the_same_prompt_answers_the_first_call_and_the_reply_is_kept():
+    plan = [stepped("caption car.jpg", "image-to-text", 0, image="car.jpg")]
+    aids = PlanningAids(demos="static")
+    asked = await Planner(ScriptedChatModel(plan=plan), TASKS, aids, VotingBank({})).draft("caption car.jpg", [])
+    assert asked.first_reply == plan and asked.prompt_key and not asked.replayed
+
+    llm = ScriptedChatModel(plan=[])
+    saved = {asked.prompt_key: plan}
+    replayed = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption car.jpg", [])
+    assert llm.calls == [] and replayed.replayed
+    assert (replayed.items, replayed.first_reply, replayed.prompt_key) == (plan, plan, asked.prompt_key)
+
+    other = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption bus.jpg", [])
+    assert llm.calls == ["plan"] and not other.replayed and other.prompt_key != asked.prompt_key
+
+
+async def test_an_input_file_outside_the_workspace_is_refused_before_any_planning(make_context, run_graph, tmp_path):
+    context = make_context([{"task": "automatic-speech-recognition", "id": 0, "args": {"audio": "x.wav"}}], {})
+    out = await run_graph(context, request="transcribe it", files=["../elsewhere/memo.wav"])
+    assert out["plan_error"].startswith("input file '../elsewhere/memo.wav' is outside the workspace")
+    assert context.llm.calls == [] and out["plan"] == []
+    assert out["answer"].startswith("I could not carry out this request: input file '../elsewhere/memo.wav' is outside")

@@ -1,0 +1,398 @@
+"""The embedded controller: a LangChain chat model that runs a GGUF file in-process with llama-cpp-python.
+
+It needs no key, no server and no network, so HuggingGraph has a controller on any machine. Small models plan
+poorly but must never break the graph, so structured output is grammar-constrained: llama.cpp turns the JSON
+schema into a grammar and samples only tokens that keep the reply inside it, and the reply parses by construction.
+
+llama.cpp's default build compiles for the build machine's CPU, and on VMs that fault on AMX it crashes on the
+first token. llama-cpp-python 0.3.36 does not expose `use_extra_bufts` (the load-time switch that avoids it), so
+the fix is the build: `CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36` (portable AVX2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Generator
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.util import find_spec
+from operator import itemgetter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from pydantic import BaseModel, Field
+
+from hugginggraph.tools.llama_cpp.fast_llama import fast_llama_class
+from hugginggraph.tools.llama_cpp.gguf_weights import ControllerNotInstalled, gguf_path
+from hugginggraph.tools.llama_cpp.prompt_states import PromptStateFolder, states_folder
+
+if TYPE_CHECKING:
+    from llama_cpp import LlamaGrammar, LlamaRAMCache
+
+LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
+
+N_BATCH = 64
+"""Prompt tokens evaluated per batch. llama-cpp-python keeps a logits buffer of n_batch x vocabulary floats and
+copies it into every saved prompt state: 64 rather than the default 512 cuts it from 297 MB to 37 MB (save 0.7 s
+to 0.02 s a call) at no measured cost in prompt speed (126-137 vs 136-147 tok/s, within this machine's noise)."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers narrow), at least one."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass
+class _LoadedModel:
+    """A loaded llama.cpp model, the lock that keeps calls on it from overlapping (its context is stateful), its
+    saved prompt states, and the folder that keeps them for the next process."""
+
+    llama: Any
+    """A `fast_llama_class()` instance."""
+    lock: threading.Lock
+    states: LlamaRAMCache | None
+    saved: PromptStateFolder | None = None
+
+    @classmethod
+    def load(cls, path: str, n_ctx: int, n_threads: int, cache_mb: int, states_dir: Path | None) -> _LoadedModel:
+        import llama_cpp
+        from llama_cpp import LlamaRAMCache
+
+        llama = fast_llama_class()(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_batch=N_BATCH,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            verbose=False,
+        )
+        if cache_mb <= 0:
+            return cls(llama, threading.Lock(), None)
+        states = LlamaRAMCache(capacity_bytes=cache_mb << 20)
+        llama.set_cache(states)
+        saved = None
+        if states_dir is not None:
+            folder = states_folder(states_dir, Path(path), n_ctx, llama_cpp.__version__)
+            saved = PromptStateFolder(folder, cache_mb << 20)
+            for tokens, state in reversed(list(saved.newest())):  # the newest last: the context keeps it
+                try:
+                    llama.load_state(state)
+                except RuntimeError as error:  # written by another build, or damaged
+                    saved.discard(saved.path_of(tokens), str(error))
+                    continue
+                states[tokens] = state
+        return cls(llama, threading.Lock(), states, saved)
+
+    def complete(self, **request: Any) -> Any:
+        """`Llama.create_chat_completion(**request)`, one call at a time."""
+        with self.lock:
+            self.llama.prompt_split = None
+            before = self._newest_key()
+            completion = self.llama.create_chat_completion(**request)
+            self._keep_newest_state(before)
+            completion["usage"]["prompt_tokens_restored"] = self.restored()
+        return completion
+
+    def restored(self) -> int:
+        """Prompt tokens of the latest reply that were not evaluated again."""
+        return self.llama.prompt_split[0] if self.llama.prompt_split else 0
+
+    def stream(self, **request: Any) -> Generator[Any, None, None]:
+        """The chunks of `Llama.create_chat_completion(stream=True, **request)`, one token each, then one with no
+        choices and the usage, as OpenAI's API ends a stream asked to include it. The model stays locked from the
+        first chunk asked for until the last, or until the caller closes the iterator."""
+        with self.lock:
+            self.llama.prompt_split = None
+            before = self._newest_key()
+            decoded = 0
+            for chunk in self.llama.create_chat_completion(stream=True, **request):
+                decoded += bool(chunk["choices"][0]["delta"].get("content"))
+                yield chunk
+            self._keep_newest_state(before)
+            restored, evaluated = self.llama.prompt_split or (0, 0)
+            prompt = restored + evaluated
+            yield {
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": decoded,
+                    "total_tokens": prompt + decoded,
+                    "prompt_tokens_restored": restored,
+                },
+            }
+
+    def _newest_key(self) -> tuple[int, ...] | None:
+        return next(reversed(self.states.cache_state), None) if self.states is not None else None
+
+    def _keep_newest_state(self, before: tuple[int, ...] | None) -> None:
+        """Trim the state the reply just saved, if it saved one, and write it for the next process."""
+        key = self._newest_key()
+        if key is None or key == before or self.states is None:
+            return
+        newest = self.states.cache_state[key]
+        # It holds a copy of the logits of every batch row; restoring needs none (the next prompt always evaluates
+        # its last token again), and the cache's capacity counts none.
+        newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
+        if self.saved is not None:
+            self.saved.save(key, newest)
+
+
+def _usage(usage: dict[str, int]) -> UsageMetadata:
+    """llama.cpp's counts as LangChain reports usage; `cache_read` is the prompt's part restored, not evaluated."""
+    return {
+        "input_tokens": usage["prompt_tokens"],
+        "output_tokens": usage["completion_tokens"],
+        "total_tokens": usage["total_tokens"],
+        "input_token_details": {"cache_read": usage["prompt_tokens_restored"]},
+    }
+
+
+@lru_cache(maxsize=64)
+def _grammar(json_schema: str) -> LlamaGrammar:
+    """The grammar of a JSON schema (given as JSON text, to be hashable), converted once per schema.
+
+    Converted here rather than through `response_format`, whose handler silently falls back to a grammar of any
+    JSON when the conversion fails: a schema the converter cannot handle must fail loudly, not parse loosely.
+    """
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_json_schema(json_schema, verbose=False)
+
+
+class LocalLlamaChatModel(BaseChatModel):
+    """A GGUF chat model run in this process; greedy by default, so the same request gets the same plan.
+
+    The model loads on the first call, not at construction, so building a context costs nothing when another
+    controller serves. Loaded models are kept in `loaded`, one per file and load settings, and shared by every
+    instance that asks for the same: each holds hundreds of MB.
+    """
+
+    model_path: str
+    """The GGUF file; its embedded chat template formats the messages."""
+    n_ctx: int = 8192
+    """Context window in tokens. The planning prompt (task list and 5 demos) takes 1,150 Qwen tokens; the rest
+    leaves room for the chat history the planner also sees, at 12-28 KB of memory a token."""
+    n_threads: int = Field(default_factory=available_cores)
+    """CPU threads for prompt evaluation and decoding: all cores, since calls run one at a time."""
+    temperature: float = 0.0
+    """0 decodes greedily: deterministic, and what small models plan best with."""
+    max_tokens: int = 1024
+    """Upper bound on the reply's tokens. A structured reply cut here is incomplete JSON, the one way it can fail
+    to parse, so it is set far above the longest measured (80 tokens a plan, 71 a model choice)."""
+    seed: int = 0
+    """Sampling seed, used only when `temperature` > 0."""
+    prompt_cache_mb: int = 256
+    """Memory for saved prompt states (0: none), about 12 KB a token for the 0.5B and 28 KB for the 1.5B. The
+    graph alternates planning, model tasks, answer and chit-chat prompts; a saved state lets the next call restore
+    what its prompt shares with an earlier one (the planning prompt's system part, the answer prompt's
+    instructions) instead of evaluating it again. Room for the states of a few whole requests (docs/speed.md)."""
+
+    prompt_states_dir: str | None = None
+    """Where saved prompt states are kept for the next process (`prompt_states.py`); None: in memory only."""
+
+    loaded: ClassVar[dict[tuple[str, int, int, int, str | None], _LoadedModel]] = {}
+    """The explicit cache of loaded models, by file and load settings; loading is guarded by `_loading`."""
+    _loading: ClassVar[threading.Lock] = threading.Lock()
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+    def _model(self) -> _LoadedModel:
+        """The loaded model for these settings, loading it on first use (once, even when called concurrently)."""
+        path = str(Path(self.model_path).resolve())
+        key = (path, self.n_ctx, self.n_threads, self.prompt_cache_mb, self.prompt_states_dir)
+        with self._loading:
+            if key not in self.loaded:
+                states_dir = Path(self.prompt_states_dir) if self.prompt_states_dir else None
+                self.loaded[key] = _LoadedModel.load(path, self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir)
+            return self.loaded[key]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        json_schema: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """One chat completion; with `json_schema` (bound by `with_structured_output`) the reply is constrained
+        to it. Other keyword arguments go to `Llama.create_chat_completion` (`top_p`, `repeat_penalty`, ...)."""
+        if json_schema is not None:
+            kwargs["grammar"] = _grammar(json.dumps(json_schema))
+        completion = self._model().complete(
+            messages=convert_to_openai_messages(messages, text_format="string"),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            stop=stop,
+            **kwargs,
+        )
+        choice = completion["choices"][0]
+        message = AIMessage(
+            choice["message"]["content"] or "",
+            response_metadata={"finish_reason": choice["finish_reason"], "model_name": Path(self.model_path).name},
+            usage_metadata=_usage(completion["usage"]),
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """The blocking call in a worker thread, so the event loop (other graph branches) runs meanwhile."""
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        json_schema: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Generator[ChatGenerationChunk, None, None]:
+        """The reply token by token, then its usage; LangChain streams when asked to (`astream`, LangGraph's
+        "messages" mode). A structured call (`json_schema`) streams too, its tokens constrained to the schema: the
+        planner reads each task of a plan as soon as it is written (dispatch/early_starts.py)."""
+        if json_schema is not None:
+            kwargs["grammar"] = _grammar(json.dumps(json_schema))
+        kwargs.pop("stream", None)  # `invoke(..., stream=True)` passes it on; streaming is what this is
+        chunks = self._model().stream(
+            messages=convert_to_openai_messages(messages, text_format="string"),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            stop=stop,
+            **kwargs,
+        )
+        with closing(chunks):  # an early exit releases the model
+            for chunk in chunks:
+                if not chunk["choices"]:
+                    yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=_usage(chunk["usage"])))
+                    continue
+                choice = chunk["choices"][0]
+                text = choice["delta"].get("content") or ""
+                finish_reason = choice.get("finish_reason")
+                if text or finish_reason:
+                    metadata = (
+                        {"finish_reason": finish_reason, "model_name": Path(self.model_path).name}
+                        if finish_reason
+                        else {}
+                    )
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=text, response_metadata=metadata))
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """`_stream` run whole in one worker thread, its chunks handed to the event loop as they come.
+
+        One thread for the whole reply, not one per chunk (LangChain's default): the thread holds the model's lock
+        throughout, so callers waiting for it can never take every pool thread from the one that must finish.
+        Leaving early (a cancelled run) stops the thread at the next token."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[ChatGenerationChunk | Exception | None] = asyncio.Queue()
+        leaving = threading.Event()
+
+        def hand(item: ChatGenerationChunk | Exception | None) -> None:
+            with suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def produce() -> None:
+            try:
+                with closing(self._stream(messages, stop, None, **kwargs)) as chunks:
+                    for chunk in chunks:
+                        if leaving.is_set():
+                            break
+                        hand(chunk)
+            except Exception as error:
+                hand(error)
+            finally:
+                hand(None)
+
+        worker = asyncio.ensure_future(asyncio.to_thread(produce))
+        try:
+            while (item := await queue.get()) is not None:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+            await worker
+        finally:
+            leaving.set()
+
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+        """LangChain's structured-output contract, by grammar instead of tool calling.
+
+        `schema` is a pydantic model (the reply is validated into it) or a JSON schema (the reply is a dict).
+        With `include_raw`, the result is {"raw": AIMessage, "parsed": ..., "parsing_error": ...}, and a reply
+        that does not parse (only one cut at `max_tokens` can) gives `parsed` None instead of raising.
+        `method` and `strict` are accepted and ignored, as by `BaseChatModel`: there is one method, always strict.
+        """
+        kwargs.pop("method", None)
+        kwargs.pop("strict", None)
+        if kwargs:
+            raise ValueError(f"unsupported arguments {kwargs}")
+        parser: JsonOutputParser
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            json_schema = schema.model_json_schema()
+            parser = PydanticOutputParser(pydantic_object=schema)
+        elif isinstance(schema, dict):
+            json_schema, parser = schema, JsonOutputParser()
+        else:
+            raise TypeError(f"schema must be a pydantic model class or a JSON schema dict, not {schema!r}")
+        llm = self.bind(
+            json_schema=json_schema,
+            ls_structured_output_format={"kwargs": {"method": "json_schema"}, "schema": json_schema},
+        )
+        if not include_raw:
+            return llm | parser
+        parse = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
+        no_parse = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=llm) | parse.with_fallbacks([no_parse], exception_key="parsing_error")
+
+
+def local_chat_model(name: str, data_dir: Path | None = None, **options: Any) -> LocalLlamaChatModel:
+    """The embedded controller `name` (see `gguf_weights.CONTROLLER_WEIGHTS`), its weights joined on first use.
+
+    `options` set `LocalLlamaChatModel`'s fields (`n_ctx`, `n_threads`, `max_tokens`, ...); prompt states are
+    kept for the next process beside the weights' folder unless `prompt_states_dir` says otherwise. Raises
+    `ControllerNotInstalled` naming the pip command when llama-cpp-python or the weight packages are missing.
+    """
+    if find_spec("llama_cpp") is None:
+        raise ControllerNotInstalled(
+            "the local controller needs llama-cpp-python, which PyPI ships as source only; build it with: "
+            f"CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install '{LLAMA_CPP_REQUIREMENT}' (about 15 minutes; the flag "
+            "avoids a crash on CPUs whose AMX the VM does not allow)"
+        )
+    weights = gguf_path(name, data_dir)
+    options.setdefault("prompt_states_dir", str(weights.parent.parent / "prompt-states"))
+    return LocalLlamaChatModel(model_path=str(weights), **options)
