@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 import llama_cpp  # noqa: E402
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
-from hugginggraph.cli import DEMO_FILES, DEMO_REQUESTS  # noqa: E402
+from hugginggraph.cli.run_commands import DEMO_FILES, DEMO_REQUESTS  # noqa: E402
 from hugginggraph.context_assembly import build_context  # noqa: E402
 from hugginggraph.graph.builder import build_graph  # noqa: E402
 from hugginggraph.graph.checkpoint import DURABILITY, sqlite_checkpointer  # noqa: E402

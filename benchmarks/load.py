@@ -12,8 +12,8 @@ values must be its own, and its answer must name it. A run is answered (its fina
 One run goes first, alone and judged the same way but left out of the figures: the server's first run starts a
 model worker, imports the model libraries and loads the model, many times what a later run takes, so without it the
 fired runs would wait on that start and the figures would time a cold server, not the load. (Model calls run as the
-server's settings say; isolated, as by default, a call that finds every worker busy starts another, so the figures
-include the workers that `--jobs` concurrent calls start.)
+server's settings say: isolated, as by default on a server, calls of the one model wait for its warm worker, as they
+would wait for its lock in a thread; `HUGGINGGRAPH_ISOLATE_MODELS=0` runs them in the server's threads.)
 
 Prints the warm-up run's line, one line per run that failed, was lost or was mixed, then, last,
 `load: runs=.. jobs=.. answered=.. failed=.. lost=.. mixed=.. p50_s=.. p95_s=.. throughput_rps=.. wall_s=..`:

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from hugginggraph import build_graph
 from hugginggraph.approval_dialog import edit_decision
-from hugginggraph.cli import _stream
+from hugginggraph.cli.follow import follow_run
 from hugginggraph.console import RunPrinter
 from hugginggraph.nodes.approval import ApprovalRequest, ProposedTask
 
@@ -31,7 +31,7 @@ class Dialogue:
     async def __call__(self, answers: str, resume: bool = False) -> tuple[dict, str]:
         self.monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
         graph_input = None if resume else {"request": "is it positive?", "approval": True}
-        state = await _stream(self.graph, graph_input, "t", self.context, RunPrinter())
+        state = await follow_run(self.graph, graph_input, "t", self.context, RunPrinter())
         return state, self.capsys.readouterr().out
 
 

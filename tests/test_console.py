@@ -14,8 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from hugginggraph import build_graph
-from hugginggraph.cli import _stream
-from hugginggraph.console import RichRunPrinter, RunPrinter, printer_for
+from hugginggraph.cli.follow import follow_run
+from hugginggraph.console import RunPrinter
+from hugginggraph.console_live import RichRunPrinter, printer_for
 from hugginggraph.graph.state import ModelChoice, Task, TaskResult
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools.artifacts import Artifact
@@ -187,7 +188,7 @@ async def test_the_answer_prints_token_by_token_while_the_controller_writes_it(m
     llm = ScriptedChatModel(plan=plan, respond=ANSWER)
     context = make_context(plan, {"c": ("text-classification", echo())}, llm=llm)
     printer = Recorder()
-    state = await _stream(build_graph(InMemorySaver()), {"request": "is it positive?"}, "t5", context, printer)
+    state = await follow_run(build_graph(InMemorySaver()), {"request": "is it positive?"}, "t5", context, printer)
     report = "- \u201cwhat a fine day\u201d is labelled c(what a fine day)"
     assert state["answer"] == f"{ANSWER}\n\n{report}"
     tokens = [text for kind, text in printer.log if kind == "token"]
@@ -206,7 +207,9 @@ async def test_a_rich_run_ends_with_the_tasks_done_and_the_answer_in_its_panel(m
         plan, {"c": ("text-classification", echo())}, llm=ScriptedChatModel(plan=plan, respond=ANSWER)
     )
     console, out = terminal()
-    await _stream(build_graph(InMemorySaver()), {"request": "is it positive?"}, "t6", context, RichRunPrinter(console))
+    await follow_run(
+        build_graph(InMemorySaver()), {"request": "is it positive?"}, "t6", context, RichRunPrinter(console)
+    )
     shown = plain_text(out)
     last_frame = shown[shown.rindex("Tasks") :]
     assert re.search(r"done in \d+\.\d s \(c\)", last_frame) and "c(what a fine day)" in last_frame

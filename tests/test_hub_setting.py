@@ -12,7 +12,8 @@ import pytest
 from configured import settings_from
 from hub_fake import FakeHub, allow_loopback_requests
 
-from hugginggraph.cli import _settings, parser
+from hugginggraph.cli import parser
+from hugginggraph.cli.flags import command_settings
 from hugginggraph.context_assembly import build_context, default_catalog
 from hugginggraph.settings import ConfigurationError, Settings
 from hugginggraph.tools.catalog import CombinedCatalog
@@ -80,7 +81,7 @@ def test_the_command_line_turns_the_hub_on_or_off_over_the_environment(
     monkeypatch.delenv("HUGGINGGRAPH_HUB", raising=False)
     if environment is not None:
         monkeypatch.setenv("HUGGINGGRAPH_HUB", environment)
-    assert _settings(parser().parse_args(["run", "a request", *flags])).hub == hub
+    assert command_settings(parser().parse_args(["run", "a request", *flags])).hub == hub
     assert parser().parse_args(["models", "list", *flags]).hub == (hub if flags else None)  # None: unset
 
 

@@ -23,7 +23,7 @@ from hugginggraph.settings import ConfigurationError, load_settings
 from hugginggraph.testing import ScriptedRunner
 from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.runners.base import RunnerOutput
-from hugginggraph.tools.runners.inference_endpoint import InferenceEndpointRunner, RetryPolicy
+from hugginggraph.tools.runners.inference_endpoint import EndpointRetries, InferenceEndpointRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = [ROOT / folder for folder in ("src/hugginggraph", "graph", "nodes", "tools")]
@@ -149,7 +149,7 @@ async def test_secrets_never_reach_logs_state_or_checkpoints(
                     ScriptedRunner({"acme/classifier": classify}),
                     InferenceEndpointRunner(
                         endpoints={"acme/summarizer": f"{hub.url}/models/summarizer"},
-                        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
+                        retry=EndpointRetries(max_attempts=2, base_delay_s=0.01),
                     ),
                 ],
                 workspace=tmp_path,

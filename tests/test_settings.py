@@ -9,7 +9,8 @@ from configured import settings_from
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
 from hugginggraph.chat_models import chat_model
-from hugginggraph.cli import _settings, parser
+from hugginggraph.cli import parser
+from hugginggraph.cli.flags import command_settings
 from hugginggraph.context_assembly import build_context
 from hugginggraph.graph.context import Limits, PlanningAids
 from hugginggraph.server import ServerOptions
@@ -52,9 +53,12 @@ def test_the_command_line_sets_any_setting_and_its_named_flags_win(tmp_path: Pat
     args = parser().parse_args(
         ["run", "hi", "--model", "openai:flag", "--set", "model=openai:set", "--set", "planning.steps=first"]
     )
-    settings = _settings(args)
+    settings = command_settings(args)
     assert settings.model == "openai:flag" and settings.planning.steps == "first"
-    assert _settings(parser().parse_args(["plan", "hi", "--set", "respond-model=openai:r"])).respond_model == "openai:r"
+    assert (
+        command_settings(parser().parse_args(["plan", "hi", "--set", "respond-model=openai:r"])).respond_model
+        == "openai:r"
+    )
 
 
 @pytest.mark.parametrize(

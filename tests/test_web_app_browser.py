@@ -121,7 +121,7 @@ def test_a_plan_approved_in_the_browser_runs_and_its_outputs_show_inline(browser
 
 @pytest.mark.timeout(900)  # a cold process on the 1.5B: minutes on 2 cores, over the suite's 300 s
 def test_hugginggraph_ui_on_the_embedded_controller_reads_a_summary_aloud(browser, tmp_path: Path):
-    from hugginggraph.cli import DEMO_REQUESTS
+    from hugginggraph.cli.run_commands import DEMO_REQUESTS
     from hugginggraph.settings import DEFAULT_MODEL
     from hugginggraph.tools.llama_cpp.gguf_weights import missing_requirements
     from hugginggraph.tools.offline_models import missing_packages

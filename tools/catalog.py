@@ -7,11 +7,12 @@ by id; neither cares where the models live. The Hub-backed catalog plugs in behi
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+import yaml
+from huggingface_hub import RepoCard
 from pydantic import BaseModel, ConfigDict
 
 
@@ -59,9 +60,9 @@ RANDOM_WEIGHTS_NAMES = ("tiny-random",)
 among the most downloaded models of many tasks)."""
 
 
-def has_random_weights(model_id: str, declared: str | None = None) -> bool:
+def has_random_weights(model_id: str, declared: bool = False) -> bool:
     """Whether a model's weights are random: declared in its card (`random_weights: true`) or named so."""
-    return declared == "true" or any(part in model_id for part in RANDOM_WEIGHTS_NAMES)
+    return declared or any(part in model_id for part in RANDOM_WEIGHTS_NAMES)
 
 
 def rank(cards: Iterable[CatalogEntry]) -> list[CatalogEntry]:
@@ -80,9 +81,6 @@ class InMemoryCatalog:
 
     def get(self, model_id: str) -> CatalogEntry | None:
         return self._cards.get(model_id)
-
-
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n(.*)\Z", re.DOTALL)
 
 
 # Architecture name endings that say the task without doubt; ambiguous heads (ForConditionalGeneration serves
@@ -143,24 +141,27 @@ def read_model_folder(folder: Path, model_id: str | None = None, source: str = "
         path=str(folder.resolve()),
         library=metadata.get("library_name", "diffusers" if is_diffusers else "transformers"),
         source=source,
-        random_weights=has_random_weights(card_id, metadata.get("random_weights")),
+        random_weights=has_random_weights(card_id, metadata.get("random_weights") is True),
     )
 
 
-def _read_card(readme: Path) -> tuple[dict[str, str], str]:
-    """Flat `key: value` front matter and the body of a model card; nested YAML is not needed here."""
+def _read_card(readme: Path) -> tuple[dict[str, Any], str]:
+    """The YAML front matter and the body of a model card, split as the Hub splits them.
+
+    A card without front matter, or with front matter that is not a YAML mapping, is all body: one bad card must not
+    stop a scan of every folder. RepoCard is not asked about a card that cannot hold front matter, since it logs a
+    warning for each one.
+    """
     if not readme.is_file():
         return {}, ""
-    text = readme.read_text(encoding="utf-8")
-    match = _FRONT_MATTER.match(text)
-    if not match:
+    text = readme.read_text(encoding="utf-8-sig")
+    if not text.lstrip().startswith("---"):
         return {}, text
-    metadata: dict[str, str] = {}
-    for line in match.group(1).splitlines():
-        key, sep, value = line.partition(":")
-        if sep and not line.startswith((" ", "-")):
-            metadata[key.strip()] = value.strip().strip("'\"")
-    return metadata, match.group(2)
+    try:
+        card = RepoCard(text, ignore_metadata_errors=True)
+    except (yaml.YAMLError, ValueError):
+        return {}, text
+    return card.data.to_dict(), card.text
 
 
 def _first_paragraph(body: str) -> str:

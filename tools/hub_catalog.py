@@ -227,7 +227,7 @@ def within_seconds(seconds: float, call: Callable[[], T]) -> T:
     """`call()`, waited for at most `seconds` (then `TimeoutError`).
 
     huggingface_hub's `list_models` takes no timeout (its shared HTTP client has none) and retries failures for
-    up to ~23 s, so the call runs on a daemon thread that the catalog stops waiting for: that thread ends when
+    tens of seconds, so the call runs on a daemon thread that the catalog stops waiting for: that thread ends when
     huggingface_hub gives up, and never holds the process open.
     """
     future: Future[T] = Future()

@@ -70,7 +70,8 @@ class Detected:
 
 @cache
 def _factory() -> DetectorFactory:
-    """The detector's profiles, loaded once (a third of a second); seeded, so a text always reads the same."""
+    """The detector's profiles, loaded once (a fraction of a second, too long to pay per text); seeded, so a text
+    always reads the same."""
     from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 
     factory = DetectorFactory()

@@ -16,7 +16,13 @@ Modality = Literal["text", "image", "audio", "video"]
 
 MEDIA_MODALITIES: tuple[Modality, ...] = ("image", "audio", "video")
 
-MEDIA_EXTENSIONS = "jpe?g|png|gif|bmp|tiff|webp|wav|mp3|flac|ogg|m4a|mp4|avi|mov|mkv|webm"
+AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg")
+"""Sound files the local audio tasks decode (libsndfile, in `runners.task_inputs.read_audio`); only these are offered
+as media. AAC (`m4a`) is left out because libsndfile cannot read it."""
+
+MEDIA_EXTENSIONS = "|".join(
+    ("jpe?g", "png", "gif", "bmp", "tiff", "webp", *AUDIO_EXTENSIONS, "mp4", "avi", "mov", "mkv", "webm")
+)
 """File-name endings read as media files wherever a file name is looked for in text (requests, steps, answers),
 as a regular-expression alternation."""
 

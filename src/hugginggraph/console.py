@@ -1,27 +1,20 @@
 """What the command line prints while a run goes: the plan, each task as it starts and ends, the answer as the
 controller writes it, the files.
 
-`printer_for` picks the form. In a terminal (rich decides: `Console.is_terminal`), rich draws the plan as a table,
-a live table of the tasks' status and the answer in a panel. Anywhere else (a pipe, a log, the CLI tests) it is
-plain lines, which read the same everywhere; the answer streams there too, on the line after `Answer:`.
+`RunPrinter` reads the graph's stream and says it in plain lines, which read the same everywhere (a pipe, a log, the
+CLI tests); the answer streams there too, on the line after `Answer:`. In a terminal, hugginggraph.console_live draws
+the same stream with rich; the wording here (a task's model, a replan, a result's maker) is shared by both.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import IO, Any
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langgraph.types import Overwrite
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 from hugginggraph.graph.state import ModelChoice, Task, TaskResult
 from hugginggraph.nodes.approval import ApprovalRequest, ProposedTask
@@ -34,19 +27,21 @@ def _args(task: Task | ProposedTask) -> str:
     return "  ".join(f"{key}={value}" for key, value in task.args.items())
 
 
-def _model(task: ProposedTask) -> str:
+def model_note(task: ProposedTask) -> str:
+    """What would run a proposed task, as the approval question shows it: its model, or why none can."""
     if task.cannot_run:
         return f"cannot run: {task.cannot_run}"
     others = f" (fallbacks: {', '.join(task.candidates[1:])})" if task.candidates[1:] else ""
     return f"model {task.model}{others}" if task.model else "no model yet"
 
 
-def _cut(text: str | None, limit: int = OUTPUT_CHARS) -> str:
+def one_line(text: str | None, limit: int = OUTPUT_CHARS) -> str:
+    """A task's output cut to one line, the room a progress line or a table cell has."""
     text = (text or "").replace("\n", " ")
     return text[:limit] + ("…" if len(text) > limit else "")
 
 
-def _how(choice: ModelChoice) -> str:
+def how_chosen(choice: ModelChoice) -> str:
     """Why this model: the controller's reason, said to be its; any other choice's reason says who made it ("the
     only candidate", "chosen by the user")."""
     return f"chosen by the controller: {choice.reason}" if choice.asked_llm else choice.reason
@@ -55,12 +50,13 @@ def _how(choice: ModelChoice) -> str:
 RANDOM_WEIGHTS_LABEL = "random weights: noise, not a result"
 
 
-def _made_by(result: TaskResult) -> str:
+def made_by(result: TaskResult) -> str:
     """The model that made a result, labelled when its weights are random."""
     return f"{result.model_id}, {RANDOM_WEIGHTS_LABEL}" if result.random_weights else str(result.model_id)
 
 
-def _files(state: Mapping[str, Any]) -> list[str]:
+def output_files(state: Mapping[str, Any]) -> list[str]:
+    """The files the run's tasks wrote, shown last so the user knows where to look."""
     results: Mapping[int, TaskResult] = state.get("results", {})
     return [artifact.path for result in results.values() for artifact in result.artifacts]
 
@@ -70,16 +66,11 @@ def _replaced(value: Any) -> Any:
     return value.value if isinstance(value, Overwrite) else value
 
 
-def _replan_note(failed: list[int], added: int) -> str:
+def replan_note(failed: list[int], added: int) -> str:
+    """What a replan did, in one sentence: which tasks it replaced and whether it found another way."""
     tasks = f"task{'s' if len(failed) != 1 else ''} {', '.join(map(str, failed))}"
     news = f"{added} new task{'s' if added != 1 else ''}" if added else "no other way was found"
     return f"Replanned after {tasks} did not finish: {news}."
-
-
-def printer_for(out: IO[str] | None = None) -> RunPrinter:
-    """Rich output when `out` (default: stdout) is a terminal, plain lines otherwise."""
-    console = Console(file=out or sys.stdout)
-    return RichRunPrinter(console) if console.is_terminal else RunPrinter(out)
 
 
 class RunPrinter:
@@ -146,14 +137,14 @@ class RunPrinter:
             self.line(f"  cannot run [{result.task_id}]: {result.error}")
 
     def choice(self, choice: ModelChoice) -> None:
-        self.line(f"[{choice.task_id}] model {choice.model_ids[0]} ({_how(choice)})")
+        self.line(f"[{choice.task_id}] model {choice.model_ids[0]} ({how_chosen(choice)})")
 
     def approval(self, request: ApprovalRequest) -> None:
         """The question of a run paused for approval: each task with the model that would run it."""
         self.line()
         self.line("Waiting for your approval:")
         for task in request.tasks:
-            self.line(f"  [{task.id}] {task.task}  {_args(task)}  {_model(task)}")
+            self.line(f"  [{task.id}] {task.task}  {_args(task)}  {model_note(task)}")
         for note in request.repairs:
             self.line(f"  repaired: {note}")
         if request.problem:
@@ -169,7 +160,7 @@ class RunPrinter:
             self.replanned(event["failed"], len(event["tasks"]))
 
     def replanned(self, failed: list[int], added: int) -> None:
-        self.line(_replan_note(failed, added))
+        self.line(replan_note(failed, added))
 
     def started(self, task_id: int, task: str) -> None:
         self.line(f"[{task_id}] {task} started")
@@ -177,7 +168,7 @@ class RunPrinter:
     def finished(self, result: TaskResult) -> None:
         if result.status == "ok":
             took = f", {result.duration_s:.1f} s" if result.duration_s is not None else ""
-            self.line(f"[{result.task_id}] {result.task} ok ({_made_by(result)}{took}): {_cut(result.text)}")
+            self.line(f"[{result.task_id}] {result.task} ok ({made_by(result)}{took}): {one_line(result.text)}")
         else:
             self.line(f"[{result.task_id}] {result.task} {result.status}: {result.error}")
 
@@ -199,7 +190,7 @@ class RunPrinter:
                 self.line()
                 self.line("Final answer:")
                 self.line(answer)
-        files = _files(state)
+        files = output_files(state)
         if files:
             self.line()
             self.line("Files:")
@@ -210,161 +201,6 @@ class RunPrinter:
 
     def close(self) -> None:
         """Called once the stream ends, however it ends."""
-
-
-@dataclass
-class _Row:
-    """One task in the live table."""
-
-    task: Task
-    model: str | None = None
-    note: str = ""
-    started: float | None = None
-    result: TaskResult | None = None
-
-    def status(self, now: float) -> Text:
-        result = self.result
-        if result is None:
-            if self.started is None:
-                return Text("waiting", style="dim")
-            return Text(f"running ({self.model or 'model'}) {now - self.started:.0f} s", style="cyan")
-        if result.status == "ok":
-            took = f" in {result.duration_s:.1f} s" if result.duration_s is not None else ""
-            return Text.assemble((f"done{took}", "green"), (f" ({_made_by(result)})", "dim"))
-        return Text(f"{result.status}: {result.error}", style="red" if result.status == "failed" else "yellow")
-
-    def output(self) -> Text:
-        if self.result is not None and self.result.status == "ok":
-            return Text(_cut(self.result.text, 120))
-        return Text(self.note, style="dim italic")
-
-
-class RichRunPrinter(RunPrinter):
-    """The same stream drawn with rich, for a terminal: the plan, then one live view of the tasks' status and the
-    answer's panel as its tokens arrive, then the files."""
-
-    def __init__(self, console: Console) -> None:
-        super().__init__(console.file)
-        self.console = console
-        self.rows: dict[int, _Row] = {}
-        self.early: dict[int, float] = {}
-        """When tasks started that began before the plan was shown (dispatch/early_starts.py)."""
-        self.answer: str | None = None
-        """The final answer, once the run has ended."""
-        self.live: Live | None = None
-
-    def plan(self, plan: list[Task], repairs: list[str], doomed: Mapping[int, TaskResult]) -> None:
-        self.tasks = {task.id: task for task in plan}
-        # A replan's plan holds the tasks that already ran: their outcomes stay on the table.
-        self.rows = {task.id: old if (old := self.rows.get(task.id)) and old.result else _Row(task) for task in plan}
-        for task_id, started in self.early.items():
-            if row := self.rows.get(task_id):
-                row.started = started
-        if not plan:
-            self.console.print("Plan: no task needed, answering directly.")
-        else:
-            table = Table(title=f"Plan ({len(plan)} task{'s' if len(plan) != 1 else ''})", title_justify="left")
-            for column in ("id", "task", "args", "after"):
-                table.add_column(column)
-            for task in plan:
-                args = "\n".join(f"{key}={value}" for key, value in task.args.items())
-                table.add_row(str(task.id), task.task, Text(args), ", ".join(map(str, task.dep)))
-            self.console.print(table)
-        for note in repairs:
-            self.console.print(Text.assemble(("repaired: ", "yellow"), note))
-        for result in doomed.values():
-            self.finished(result)
-        if plan:
-            self._live()
-
-    def choice(self, choice: ModelChoice) -> None:
-        if row := self.rows.get(choice.task_id):
-            row.model, row.note = choice.model_ids[0], _how(choice)
-            self._refresh()
-
-    def approval(self, request: ApprovalRequest) -> None:
-        table = Table(title="Waiting for your approval", title_justify="left")
-        for column in ("id", "task", "args", "model"):
-            table.add_column(column)
-        for task in request.tasks:
-            args = "\n".join(f"{key}={value}" for key, value in task.args.items())
-            table.add_row(str(task.id), task.task, Text(args), Text(_model(task)))
-        self.console.print(table)
-        for note in request.repairs:
-            self.console.print(Text.assemble(("repaired: ", "yellow"), note))
-        if request.problem:
-            self.console.print(Text.assemble(("Your last answer was not applied: ", "red"), request.problem))
-
-    def replanned(self, failed: list[int], added: int) -> None:
-        self.console.print(Text(_replan_note(failed, added), style="yellow"))
-
-    def started(self, task_id: int, task: str) -> None:
-        if row := self.rows.get(task_id):
-            row.started = time.monotonic()
-            self._refresh()
-        else:
-            self.early[task_id] = time.monotonic()
-
-    def finished(self, result: TaskResult) -> None:
-        if row := self.rows.get(result.task_id):
-            row.result = result
-            self._refresh()
-
-    def token(self, text: str) -> None:
-        self.streamed = (self.streamed or "") + text
-        self._live()
-
-    def outcome(self, state: Mapping[str, Any], thread_id: str) -> None:
-        self.answer = state.get("answer", "(no answer)")
-        if self.live is not None:
-            self.close()  # its last frame shows the final answer
-        else:
-            self.console.print(self._answer_panel())
-        files = _files(state)
-        if files:
-            self.console.print("Files:", style="bold")
-            for path in files:
-                self.console.print(Text(f"  {path}"), soft_wrap=True)
-        self.console.print(Text(f"Thread {thread_id}: `hugginggraph history {thread_id}` shows its steps.", "dim"))
-
-    def close(self) -> None:
-        if self.live is not None:
-            self.live.stop()  # draws the last frame
-            self.live = None
-
-    def _live(self) -> None:
-        if self.live is None:
-            self.live = Live(console=self.console, get_renderable=self.view, refresh_per_second=8)
-            self.live.start()
-
-    def _refresh(self) -> None:
-        """Redraw the live view, starting it again if it was closed while the user answered a question."""
-        if self.live is None:
-            self._live()
-        else:
-            self.live.refresh()
-
-    def view(self) -> RenderableType:
-        """What the live view shows now: the tasks' table, then the answer's panel once it has begun."""
-        parts: list[RenderableType] = []
-        if self.rows:
-            now = time.monotonic()
-            table = Table(title="Tasks", title_justify="left", expand=True)
-            table.add_column("id", no_wrap=True)
-            table.add_column("task", no_wrap=True)
-            table.add_column("status", ratio=3)
-            table.add_column("output", ratio=2, no_wrap=True, overflow="ellipsis")
-            for row in list(self.rows.values()):
-                table.add_row(str(row.task.id), row.task.task, row.status(now), row.output())
-            parts.append(table)
-        if self.streamed is not None or self.answer is not None:
-            parts.append(self._answer_panel())
-        return Group(*parts)
-
-    def _answer_panel(self) -> Panel:
-        if self.answer is None:
-            return Panel(Text(self.streamed or ""), title="Answer", title_align="left", border_style="cyan")
-        return Panel(Text(self.answer), title="Answer", title_align="left", border_style="green")
 
 
 def plan_json(state: Mapping[str, Any]) -> str:

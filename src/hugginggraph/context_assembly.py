@@ -100,9 +100,11 @@ def default_runners(
     return [*runners, llm_runner, DocumentQARunner(llm_runner, reader)]
 
 
-def build_context(settings: Settings, workspace: Path | None = None) -> HuggingGraphContext:
+def build_context(settings: Settings, workspace: Path | None = None, *, resident: bool = False) -> HuggingGraphContext:
     """The context a configured run gets: its controllers, every catalog and runner, the controller as the last
-    expert for text tasks, its limits and planning aids."""
+    expert for text tasks, its limits and planning aids. `resident`: the process serves request after request (a
+    server, a chat), where local models run isolated unless the settings say otherwise (`Settings.isolate_models`)."""
+    isolate = settings.isolate_models if settings.isolate_models is not None else resident
     llm = chat_model(settings.model, settings)
     stage_llms = {stage: chat_model(spec, settings) for stage, spec in settings.stage_models().items()}
     expert = LLMRunner(llm)
@@ -112,9 +114,7 @@ def build_context(settings: Settings, workspace: Path | None = None) -> HuggingG
         catalog=default_catalog(
             settings.models_dirs, hub=settings.hub, llm_runner=expert, random_models=settings.random_models
         ),
-        runners=default_runners(
-            expert, isolate=settings.isolate_models, hub_downloads=HubDownloads(settings.hub_disk_budget_gb)
-        ),
+        runners=default_runners(expert, isolate=isolate, hub_downloads=HubDownloads(settings.hub_disk_budget_gb)),
         workspace=workspace or Path.cwd(),
         limits=settings.limits,
         planning=settings.planning,

@@ -129,5 +129,5 @@ def serve(settings: Settings, workspace: Path | None = None) -> int:
     loads no model and prints nothing, which models may do when the first call loads them, once stdout is the
     transport's. Relative input paths are read in `workspace` (default: the working directory, which an app that
     starts the server may leave undefined)."""
-    mcp_server(build_context(settings, workspace), settings).run("stdio")
+    mcp_server(build_context(settings, workspace, resident=True), settings).run("stdio")
     return 0

@@ -73,7 +73,7 @@ ServerOptions = create_model(
 @lru_cache(maxsize=8)
 def served_context(options: _RunChoices) -> HuggingGraphContext:
     """Bounded, since each context may hold a controller loaded in memory; the environment is read on a miss."""
-    return build_context(options.settings(load_settings()))
+    return build_context(options.settings(load_settings()), resident=True)
 
 
 def make_graph() -> HuggingGraph:

@@ -85,11 +85,14 @@ class Settings(BaseSettings):
     random_models: bool = False
     """Also offer models with random weights (`models make-tiny` folders, the Hub's `tiny-random` test models),
     for trying the wiring offline; their outputs are noise and are labelled so wherever they are shown."""
-    isolate_models: bool = False
+    isolate_models: bool | None = None
     """Run local models in worker processes that keep them loaded (`SubprocessRunner`), so a timed-out call is
-    killed, not left computing, and a crashing model takes only its worker down. Each worker's first call pays an
-    interpreter, the library's imports and the model's load, and calls at once each get a worker of their own, so
-    it is off by default: under concurrent runs every worker loads its model (SECURITY.md, Timeouts)."""
+    killed, not left computing, and a crashing model takes only its worker down. Unset, it is on where the process
+    stays (the LangGraph server, `ui`, `mcp`, `chat`): a warm worker's call costs little more than one in a thread,
+    and a call that hangs there would otherwise hold its thread and model for the life of the server. One-shot runs
+    (`run`, `demo`, `plan`, `resume`) keep models in their own thread, since a worker's first call pays a fresh
+    interpreter, its imports and the model's load, which a process that ends after one request never earns back
+    (SECURITY.md, Timeouts)."""
     limits: Limits = Field(default_factory=Limits)
     """Bounds on each run: candidates per task, timeouts, budgets (`graph/context.py`, `Limits`)."""
     planning: PlanningAids = Field(default_factory=PlanningAids)

@@ -244,7 +244,7 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860) -> int:
     from hugginggraph.context_assembly import build_context
 
     uploads = default_data_dir() / "uploads"
-    context = build_context(settings, uploads)
+    context = build_context(settings, uploads, resident=True)
     runs = WebRuns(context, uploads, checkpoint_path=settings.checkpoint_path, checkpoint_url=settings.checkpoint_url)
     launch(build_app(runs), runs, host, port, block=True)
     return 0

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 from postgres_server import throwaway_server
+from pytest_postgresql.executors import PostgreSQLExecutor
+from pytest_postgresql.janitor import DatabaseJanitor
 from test_crash_recovery import check_sigkill_and_resume
 
 from hugginggraph import athreads, open_checkpointer
-from hugginggraph.cli import EXIT_CONFIG, main
+from hugginggraph.cli import main
+from hugginggraph.cli.exit_codes import EXIT_CONFIG
 from hugginggraph.graph.checkpoint import redact
 from hugginggraph.settings import ConfigurationError, load_settings
 
@@ -22,23 +25,21 @@ NO_EXTRA = "the postgres extra is not installed: pip install -e '.[postgres]'"
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """A throwaway PostgreSQL server for the session; its URL, without a database."""
-    pytest.importorskip("psycopg", reason=NO_EXTRA)
-    with throwaway_server() as url:
-        yield url
+def postgres_server() -> Iterator[PostgreSQLExecutor]:
+    """A throwaway PostgreSQL server for the session."""
+    pytest.importorskip("langgraph.checkpoint.postgres", reason=NO_EXTRA)
+    with throwaway_server() as server:
+        yield server
 
 
 @pytest.fixture
-def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> str:
-    """A fresh database on the session's server, named after the test, so no test sees another's runs."""
-    import psycopg
-    from psycopg import sql
-
+def postgres_url(postgres_server: PostgreSQLExecutor, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh database on the session's server, named after the test and dropped after it, so no test sees another's
+    runs."""
     name = re.sub(r"\W", "_", request.node.name)[:63]
-    with psycopg.connect(f"{postgres_server}/postgres", autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return f"{postgres_server}/{name}"
+    server = postgres_server
+    with DatabaseJanitor(user=server.user, host=server.host, port=server.port, dbname=name):
+        yield f"postgresql://{server.user}@{server.host}:{server.port}/{name}"
 
 
 @pytest.mark.slow
@@ -105,7 +106,7 @@ async def test_a_url_that_is_not_postgres_is_a_configuration_error():
     ],
 )
 def test_an_unusable_database_fails_as_configuration_without_showing_the_password(url: str, capsys):
-    pytest.importorskip("psycopg", reason=NO_EXTRA)
+    pytest.importorskip("langgraph.checkpoint.postgres", reason=NO_EXTRA)
     assert main(["runs", "--checkpoint-url", url]) == EXIT_CONFIG
     printed = capsys.readouterr()
     assert "cannot open the checkpoint database postgresql://hg:***@127.0.0.1:1/runs" in printed.err

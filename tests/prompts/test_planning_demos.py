@@ -44,7 +44,7 @@ STATIC_REQUESTS = [
 
 EXTENSIONS = {
     "image": {"jpg", "jpeg", "png", "webp", "bmp", "gif"},
-    "audio": {"wav", "mp3", "flac", "ogg", "m4a"},
+    "audio": {"wav", "mp3", "flac", "ogg"},
     "video": {"mp4", "mov", "avi", "webm"},
 }
 _ANY_EXTENSION = "|".join(sorted(set().union(*EXTENSIONS.values()), key=len, reverse=True))

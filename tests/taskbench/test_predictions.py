@@ -115,6 +115,14 @@ async def test_predictions_are_saved_and_a_second_run_plans_nothing(tmp_path):
     assert path.read_text(encoding="utf-8").splitlines() == lines  # nothing appended
 
 
+async def test_progress_counts_the_saved_records_and_goes_to_stderr(tmp_path, capsys):
+    path = tmp_path / "predictions.jsonl"
+    path.write_text(Prediction(id="101", type="single").model_dump_json() + "\n", encoding="utf-8")
+    await plan_records(planner_for(ScriptedChatModel(plan=CHAIN)), RECORDS, path)
+    printed = capsys.readouterr()
+    assert "planning" in printed.err and "3/3" in printed.err and printed.out == ""
+
+
 async def test_a_torn_last_line_is_ignored_and_its_record_planned_again(tmp_path):
     path = tmp_path / "predictions.jsonl"
     saved = Prediction(id="101", type="single", task_nodes=[{"task": "image-to-text", "arguments": ["cat.jpg"]}])

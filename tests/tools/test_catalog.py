@@ -55,6 +55,33 @@ def test_local_folders_are_read_from_their_model_cards(tmp_path: Path):
     assert catalog.get("no-task") is None and catalog.get("no-config") is None
 
 
+def test_front_matter_is_read_as_yaml(tmp_path: Path):
+    save_folder(
+        tmp_path,
+        "yaml",
+        '---\npipeline_tag: "summarization"\nlikes: 7\nrandom_weights: true\n'
+        'widget:\n  - text: "key: value"\nlibrary_name: transformers\n---\nSums up.\n',
+    )
+    card = read_model_folder(tmp_path / "yaml")
+    assert (card.task, card.likes, card.random_weights, card.description) == ("summarization", 7, True, "Sums up.")
+
+
+def test_a_card_whose_front_matter_is_not_a_yaml_mapping_is_all_body(tmp_path: Path):
+    config = {"architectures": ["BertForSequenceClassification"]}
+    for name, front_matter in (("unclosed", "pipeline_tag: [summarization"), ("listed", "- summarization")):
+        save_folder(tmp_path, name, f"---\n{front_matter}\n---\nBody.\n")
+        (tmp_path / name / "config.json").write_text(json.dumps(config))
+        card = read_model_folder(tmp_path / name)
+        assert card.task == "text-classification" and card.description.endswith("Body.")
+
+
+def test_a_card_without_front_matter_is_read_without_warnings(tmp_path: Path, caplog):
+    save_folder(tmp_path, "plain", "# Plain\n\nNo front matter.\n")
+    (tmp_path / "plain" / "config.json").write_text(json.dumps({"architectures": ["BertForMaskedLM"]}))
+    assert read_model_folder(tmp_path / "plain").description == "No front matter."
+    assert caplog.records == []
+
+
 def test_descriptions_are_cut_to_the_budget():
     line = describe(CatalogEntry(id="m", task="summarization", description="x" * 500), budget=50)
     assert line.endswith("x" * 50 + "…") and '"id": "m"' in line

@@ -1,10 +1,10 @@
 """llama-cpp-python's `Llama`, with two things the embedded controller needs that it lacks.
 
 - **Greedy constrained decoding that checks the best token first.** llama-cpp-python samples through a chain
-  (penalties, grammar, greedy) that applies the grammar to every one of the vocabulary's 151,936 tokens at each step.
-  Under greedy decoding only the best token matters: if the grammar accepts the model's favourite, that is the
-  answer the whole chain would give; only when it refuses is the grammar applied to all. llama.cpp's own samplers
-  (`common_sampler_sample`) take the same shortcut. The reply is the same token for token.
+  (penalties, grammar, greedy) that applies the grammar to every token of the vocabulary (151,936 in Qwen2.5's) at
+  each step. Under greedy decoding only the best token matters: if the grammar accepts the model's favourite, that
+  is the answer the whole chain would give; only when it refuses is the grammar applied to all. llama.cpp's own
+  samplers (`common_sampler_sample`) take the same shortcut. The reply is the same token for token.
 - **Prompt accounting.** How many of a reply's prompt tokens were restored (the context, or a saved state, already
   held them) and how many were evaluated: the prompt cache's effect, which the controller reports as LangChain's
   `input_token_details["cache_read"]`.

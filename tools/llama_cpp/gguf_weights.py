@@ -79,9 +79,9 @@ CONTROLLER_WEIGHTS: dict[str, ControllerWeights] = {
         ),
     )
 }
-"""Smallest first. Measured on 20 requests and 20 model choices (tests/tools/llama_cpp): the 0.5B (469 MB, the
-default) picks the right tasks for 7 and the best model for 8, in 3.2 s a plan and 2.6 s a choice, 1.4 GB peak
-RSS; the 1.5B (1.07 GB) gets 14 and 17, in 6.0 s and 5.6 s, 2.6 GB."""
+"""Smallest first; the settings choose which one runs. The larger plans and chooses models better, and takes more
+time and memory: `benchmarks/controller.py` measures plans, time and peak memory on the planning requests of
+tests/tools/llama_cpp, and README.md records the figures."""
 
 
 def controller_weights(name: str) -> ControllerWeights:

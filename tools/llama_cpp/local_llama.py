@@ -17,7 +17,6 @@ import os
 import threading
 from collections.abc import AsyncIterator, Generator
 from contextlib import closing, suppress
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib.util import find_spec
 from operator import itemgetter
@@ -33,119 +32,18 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from pydantic import BaseModel, Field
 
-from hugginggraph.tools.llama_cpp.fast_llama import fast_llama_class
 from hugginggraph.tools.llama_cpp.gguf_weights import ControllerNotInstalled, gguf_path
-from hugginggraph.tools.llama_cpp.prompt_states import PromptStateFolder, states_folder
+from hugginggraph.tools.llama_cpp.loaded_model import LoadedModel
 
 if TYPE_CHECKING:
-    from llama_cpp import LlamaGrammar, LlamaRAMCache
+    from llama_cpp import LlamaGrammar
 
 LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
-
-N_BATCH = 64
-"""Prompt tokens evaluated per batch. llama-cpp-python keeps a logits buffer of n_batch x vocabulary floats and
-copies it into every saved prompt state: 64 rather than the default 512 cuts it from 297 MB to 37 MB (save 0.7 s
-to 0.02 s a call) at no measured cost in prompt speed (126-137 vs 136-147 tok/s, within this machine's noise)."""
 
 
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity, which containers narrow), at least one."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-@dataclass
-class _LoadedModel:
-    """A loaded llama.cpp model, the lock that keeps calls on it from overlapping (its context is stateful), its
-    saved prompt states, and the folder that keeps them for the next process."""
-
-    llama: Any
-    """A `fast_llama_class()` instance."""
-    lock: threading.Lock
-    states: LlamaRAMCache | None
-    saved: PromptStateFolder | None = None
-
-    @classmethod
-    def load(cls, path: str, n_ctx: int, n_threads: int, cache_mb: int, states_dir: Path | None) -> _LoadedModel:
-        import llama_cpp
-        from llama_cpp import LlamaRAMCache
-
-        llama = fast_llama_class()(
-            model_path=path,
-            n_ctx=n_ctx,
-            n_batch=N_BATCH,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            verbose=False,
-        )
-        if cache_mb <= 0:
-            return cls(llama, threading.Lock(), None)
-        states = LlamaRAMCache(capacity_bytes=cache_mb << 20)
-        llama.set_cache(states)
-        saved = None
-        if states_dir is not None:
-            folder = states_folder(states_dir, Path(path), n_ctx, llama_cpp.__version__)
-            saved = PromptStateFolder(folder, cache_mb << 20)
-            for tokens, state in reversed(list(saved.newest())):  # the newest last: the context keeps it
-                try:
-                    llama.load_state(state)
-                except RuntimeError as error:  # written by another build, or damaged
-                    saved.discard(saved.path_of(tokens), str(error))
-                    continue
-                states[tokens] = state
-        return cls(llama, threading.Lock(), states, saved)
-
-    def complete(self, **request: Any) -> Any:
-        """`Llama.create_chat_completion(**request)`, one call at a time."""
-        with self.lock:
-            self.llama.prompt_split = None
-            before = self._newest_key()
-            completion = self.llama.create_chat_completion(**request)
-            self._keep_newest_state(before)
-            completion["usage"]["prompt_tokens_restored"] = self.restored()
-        return completion
-
-    def restored(self) -> int:
-        """Prompt tokens of the latest reply that were not evaluated again."""
-        return self.llama.prompt_split[0] if self.llama.prompt_split else 0
-
-    def stream(self, **request: Any) -> Generator[Any, None, None]:
-        """The chunks of `Llama.create_chat_completion(stream=True, **request)`, one token each, then one with no
-        choices and the usage, as OpenAI's API ends a stream asked to include it. The model stays locked from the
-        first chunk asked for until the last, or until the caller closes the iterator."""
-        with self.lock:
-            self.llama.prompt_split = None
-            before = self._newest_key()
-            decoded = 0
-            for chunk in self.llama.create_chat_completion(stream=True, **request):
-                decoded += bool(chunk["choices"][0]["delta"].get("content"))
-                yield chunk
-            self._keep_newest_state(before)
-            restored, evaluated = self.llama.prompt_split or (0, 0)
-            prompt = restored + evaluated
-            yield {
-                "choices": [],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": decoded,
-                    "total_tokens": prompt + decoded,
-                    "prompt_tokens_restored": restored,
-                },
-            }
-
-    def _newest_key(self) -> tuple[int, ...] | None:
-        return next(reversed(self.states.cache_state), None) if self.states is not None else None
-
-    def _keep_newest_state(self, before: tuple[int, ...] | None) -> None:
-        """Trim the state the reply just saved, if it saved one, and write it for the next process."""
-        key = self._newest_key()
-        if key is None or key == before or self.states is None:
-            return
-        newest = self.states.cache_state[key]
-        # It holds a copy of the logits of every batch row; restoring needs none (the next prompt always evaluates
-        # its last token again), and the cache's capacity counts none.
-        newest.scores = newest.scores[-1:].copy()  # a copy: a view would keep the whole buffer alive
-        if self.saved is not None:
-            self.saved.save(key, newest)
 
 
 def _usage(usage: dict[str, int]) -> UsageMetadata:
@@ -181,15 +79,17 @@ class LocalLlamaChatModel(BaseChatModel):
     model_path: str
     """The GGUF file; its embedded chat template formats the messages."""
     n_ctx: int = 8192
-    """Context window in tokens. The planning prompt (task list and 5 demos) takes 1,150 Qwen tokens; the rest
-    leaves room for the chat history the planner also sees, at 12-28 KB of memory a token."""
+    """Context window in tokens. The planning prompt (task list and demos) fills a small part of it
+    (`benchmarks/controller.py` prints each plan's prompt tokens); the rest leaves room for the chat history the
+    planner also sees, at 12-28 KB of memory a token."""
     n_threads: int = Field(default_factory=available_cores)
     """CPU threads for prompt evaluation and decoding: all cores, since calls run one at a time."""
     temperature: float = 0.0
     """0 decodes greedily: deterministic, and what small models plan best with."""
     max_tokens: int = 1024
     """Upper bound on the reply's tokens. A structured reply cut here is incomplete JSON, the one way it can fail
-    to parse, so it is set far above the longest measured (80 tokens a plan, 71 a model choice)."""
+    to parse, so it is set far above the longest plan or model choice measured (`benchmarks/first_run.py` prints
+    the tokens each stage decodes)."""
     seed: int = 0
     """Sampling seed, used only when `temperature` > 0."""
     prompt_cache_mb: int = 256
@@ -201,7 +101,7 @@ class LocalLlamaChatModel(BaseChatModel):
     prompt_states_dir: str | None = None
     """Where saved prompt states are kept for the next process (`prompt_states.py`); None: in memory only."""
 
-    loaded: ClassVar[dict[tuple[str, int, int, int, str | None], _LoadedModel]] = {}
+    loaded: ClassVar[dict[tuple[str, int, int, int, str | None], LoadedModel]] = {}
     """The explicit cache of loaded models, by file and load settings; loading is guarded by `_loading`."""
     _loading: ClassVar[threading.Lock] = threading.Lock()
 
@@ -219,14 +119,14 @@ class LocalLlamaChatModel(BaseChatModel):
             "seed": self.seed,
         }
 
-    def _model(self) -> _LoadedModel:
+    def _model(self) -> LoadedModel:
         """The loaded model for these settings, loading it on first use (once, even when called concurrently)."""
         path = str(Path(self.model_path).resolve())
         key = (path, self.n_ctx, self.n_threads, self.prompt_cache_mb, self.prompt_states_dir)
         with self._loading:
             if key not in self.loaded:
                 states_dir = Path(self.prompt_states_dir) if self.prompt_states_dir else None
-                self.loaded[key] = _LoadedModel.load(path, self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir)
+                self.loaded[key] = LoadedModel.load(path, self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir)
             return self.loaded[key]
 
     def _generate(

@@ -5,9 +5,9 @@ or on a self-hosted endpoint (TGI, TEI, a dedicated Inference Endpoint) by URL.
 method's arguments (text as is, image and audio files as bytes), and to how its typed output becomes a
 `RunnerOutput` (text, JSON-safe data, images and audio saved through the `ArtifactStore`).
 
-Failures: 429, 5xx and dropped connections are retried with exponential backoff (`RetryPolicy`); any other HTTP
-error (404: no such model; 400/422: inputs it refuses; 401/403: the token) is final, and so is an attempt that
-takes longer than `timeout_s`. All end as an `EndpointError`, a `ModelLoadError`: calling the same model again at
+Failures: 429, 5xx and dropped connections are retried by tenacity with exponential backoff (`EndpointRetries`); any
+other HTTP error (404: no such model; 400/422: inputs it refuses; 401/403: the token) is final, and so is an attempt
+that takes longer than `timeout_s`. All end as an `EndpointError`, a `ModelLoadError`: calling the same model again at
 once is pointless, so the executor moves on to its next candidate instead of multiplying these retries by its own.
 
 The token is `token=`, else whatever huggingface_hub finds for each request (`HF_TOKEN`, then the `hf auth login`
@@ -27,6 +27,7 @@ import httpx2
 from huggingface_hub import AsyncInferenceClient, AudioToAudioOutputElement, ChatCompletionOutput
 from huggingface_hub.errors import HfHubHTTPError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential
 
 from hugginggraph.tools.artifacts import ArtifactStore, is_remote
 from hugginggraph.tools.catalog import CatalogEntry
@@ -45,8 +46,9 @@ class EndpointError(ModelLoadError):
     """A remote model call failed for good (refused, timed out, or still failing after the retries)."""
 
 
-class RetryPolicy(BaseModel):
-    """How transient failures (429, 5xx, dropped connections) are retried, waiting twice as long each time."""
+class EndpointRetries(BaseModel):
+    """How a remote call's transient failures (429, 5xx, dropped connections) are retried, waiting twice as long each
+    time. Not LangGraph's `RetryPolicy`, which retries a whole node: these retries stay inside one model call."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -55,9 +57,11 @@ class RetryPolicy(BaseModel):
     base_delay_s: float = Field(default=1.0, ge=0)
     """The wait after the first failure; tests make it tiny."""
     max_delay_s: float = Field(default=20.0, ge=0)
+    """The longest wait between two attempts, however many failed before."""
 
-    def delay_after(self, attempt: int) -> float:
-        return min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+    def wait(self) -> wait_exponential:
+        """The wait after attempt n: `base_delay_s` * 2**(n - 1), at most `max_delay_s`."""
+        return wait_exponential(multiplier=self.base_delay_s, max=self.max_delay_s)
 
 
 Arguments = Callable[[Inputs], dict[str, Any]]
@@ -197,7 +201,7 @@ class InferenceEndpointRunner:
         provider: str | None = None,
         token: str | None = None,
         timeout_s: float = 120.0,
-        retry: RetryPolicy | None = None,
+        retry: EndpointRetries | None = None,
     ) -> None:
         """
         Args:
@@ -215,7 +219,7 @@ class InferenceEndpointRunner:
         self.hub_sources = frozenset(hub_sources)
         self.provider = provider
         self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or EndpointRetries()
         self._token = SecretStr(token) if token is not None else None
 
     def can_run(self, card: CatalogEntry) -> bool:
@@ -239,32 +243,42 @@ class InferenceEndpointRunner:
         return await asyncio.to_thread(hub_task.result, raw, artifacts, task=task, inputs=inputs)
 
     async def _with_retries(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
-        attempt = 1
-        while True:
-            try:
-                async with asyncio.timeout(self.timeout_s):
-                    return await call()
-            except TimeoutError as error:
+        attempts = self.retry.max_attempts
+
+        def log_retry(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            reason = _reason(error) if error else "failed"
+            logger.warning("%s: %s; retrying (attempt %d of %d)", name, reason, state.attempt_number, attempts)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=self.retry.wait(),
+            retry=retry_if_exception(_is_transient),
+            before_sleep=log_retry,
+            reraise=True,
+        )
+        try:
+            return await retrying(self._attempt, call)
+        except TimeoutError as error:
+            raise EndpointError(
+                f"{name} did not answer within {self.timeout_s:g} s; give slow models a larger timeout_s, "
+                "or use another model"
+            ) from error
+        except httpx2.HTTPError as error:  # HTTP statuses and transport failures alike
+            if not _is_transient(error):
                 raise EndpointError(
-                    f"{name} did not answer within {self.timeout_s:g} s; give slow models a larger timeout_s, "
-                    "or use another model"
+                    f"{name} failed ({_reason(error)}) and retrying will not help: check the model id, the inputs "
+                    "and HF_TOKEN"
                 ) from error
-            except httpx2.HTTPError as error:  # HTTP statuses and transport failures alike
-                if not _is_transient(error):
-                    raise EndpointError(
-                        f"{name} failed ({_reason(error)}) and retrying will not help: check the model id, the inputs "
-                        "and HF_TOKEN"
-                    ) from error
-                if attempt >= self.retry.max_attempts:
-                    raise EndpointError(
-                        f"{name} still failing after {attempt} attempts ({_reason(error)}); the service may be "
-                        "down or overloaded: try later or another model"
-                    ) from error
-                logger.warning(
-                    "%s: %s; retrying (attempt %d of %d)", name, _reason(error), attempt, self.retry.max_attempts
-                )
-            await asyncio.sleep(self.retry.delay_after(attempt))
-            attempt += 1
+            raise EndpointError(
+                f"{name} still failing after {attempts} attempts ({_reason(error)}); the service may be "
+                "down or overloaded: try later or another model"
+            ) from error
+
+    async def _attempt(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        """One call, bounded by `timeout_s` (a TimeoutError, which is never retried)."""
+        async with asyncio.timeout(self.timeout_s):
+            return await call()
 
 
 def _http_status(error: BaseException) -> int | None:
@@ -275,14 +289,17 @@ def _http_status(error: BaseException) -> int | None:
     return None
 
 
-def _is_transient(error: httpx2.HTTPError) -> bool:
+def _is_transient(error: BaseException) -> bool:
+    """Whether calling again may succeed: a 429, a 5xx or a dropped connection; never a timeout of our own."""
+    if not isinstance(error, httpx2.HTTPError):
+        return False
     status = _http_status(error)
     if status is not None:
         return status == 429 or status >= 500
     return isinstance(error, httpx2.NetworkError | httpx2.RemoteProtocolError)
 
 
-def _reason(error: httpx2.HTTPError) -> str:
+def _reason(error: BaseException) -> str:
     status = _http_status(error)
     if status is None:
         return f"{type(error).__name__}: {error}"

@@ -10,10 +10,11 @@ run's deadline), its worker gets SIGTERM, then SIGKILL after a short grace. A wo
 how it died; the graph goes on, and the next call starts a fresh worker.
 
 A call takes an idle worker, preferring one that has run its model before, and starts a new worker when every one
-is busy: a call never waits for another, so a hung call holds up no sibling until its timeout, as it would if calls
-queued for one worker. (The price: two calls to one model at once load it in two workers.) Up to `max_idle` workers
-are kept between calls, holding their models; `close`, the runner's garbage collection or the interpreter's exit
-stops them.
+is busy. Calls of one model beyond `calls_per_model` at once wait for one of them to end, as calls in threads wait
+for the model's lock: otherwise every concurrent call of a model would start a worker and load the model again, many
+times the cost of waiting for a warm worker when runs come at once. A call that hangs holds up the calls of its own
+model only, until its timeout kills its worker. Up to `max_idle` workers are kept between calls, holding their
+models; `close`, the runner's garbage collection or the interpreter's exit stops them.
 
 The cost: a worker's first call pays a fresh interpreter (the `spawn` start method: nothing inherited from the
 parent's threads, CUDA state or locks), HuggingGraph's and its library's imports and its model's load; a later call
@@ -23,6 +24,7 @@ guard its entry point with `if __name__ == "__main__":`, as every `spawn` user m
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import threading
 import time
@@ -34,25 +36,40 @@ from hugginggraph.tools.catalog import CatalogEntry
 from hugginggraph.tools.runners.base import ModelRunner, RunnerOutput
 from hugginggraph.tools.runners.worker_process import WorkerProcess
 
+_TURN_POLL_S = 0.005
+"""How often a call waiting for its model's turn looks again: small beside any model call."""
+
 
 class SubprocessRunner:
     """Runs the models of the runner `inner_factory` builds in child processes that outlive a call.
 
     `inner_factory` must be picklable (a class, or a module-level function or `functools.partial` of one): it is
     called once here, to answer `can_run`, and once in every worker. `grace_s` is how long a killed worker has
-    between SIGTERM and SIGKILL; `max_idle` how many workers stay between calls (0: a process per call).
+    between SIGTERM and SIGKILL; `max_idle` how many workers stay between calls (0: a process per call);
+    `calls_per_model` how many calls of one model run at once, each in its own worker.
     """
 
-    def __init__(self, inner_factory: Callable[[], ModelRunner], grace_s: float = 0.5, max_idle: int = 4) -> None:
+    def __init__(
+        self,
+        inner_factory: Callable[[], ModelRunner],
+        grace_s: float = 0.5,
+        max_idle: int = 4,
+        calls_per_model: int = 1,
+    ) -> None:
         if max_idle < 0:
             raise ValueError(f"max_idle must be 0 or more, not {max_idle}")
+        if calls_per_model < 1:
+            raise ValueError(f"calls_per_model must be 1 or more, not {calls_per_model}")
         self.inner_factory = inner_factory
         self.grace_s = grace_s
         self.max_idle = max_idle
+        self.calls_per_model = calls_per_model
         self._probe = inner_factory()
         self._idle: list[WorkerProcess] = []
         """Workers waiting for a call, least recently used first."""
-        self._guard = threading.Lock()  # guards `_idle`: calls may come from several threads and event loops
+        self._running: dict[str, int] = {}
+        """Calls running now, by model id."""
+        self._guard = threading.Lock()  # guards `_idle` and `_running`: calls may come from several threads and loops
         self._closer = weakref.finalize(self, _close_workers, self._idle, self._guard, grace_s)
         # At exit, this handler runs before `multiprocessing`'s, registered earlier, which would SIGTERM the workers
         # (daemons) and so leave behind what their own exit handlers clean up.
@@ -67,11 +84,26 @@ class SubprocessRunner:
     ) -> RunnerOutput:
         if not self._closer.alive:
             raise RuntimeError("this SubprocessRunner is closed; build a new one to run models")
-        worker = self._idle_worker(card.id) or WorkerProcess(self.inner_factory, self.grace_s)
+        await self._turn(card.id)
         try:
-            return await worker.call(card, task, inputs, artifacts)
+            worker = self._idle_worker(card.id) or WorkerProcess(self.inner_factory, self.grace_s)
+            try:
+                return await worker.call(card, task, inputs, artifacts)
+            finally:
+                self._put_back(worker)
         finally:
-            self._put_back(worker)
+            with self._guard:
+                self._running[card.id] -= 1
+
+    async def _turn(self, model_id: str) -> None:
+        """Wait until fewer than `calls_per_model` calls of the model run, and count this one. Polled, not awaited
+        on a lock, since calls may come from several event loops; a cancelled wait holds no turn."""
+        while True:
+            with self._guard:
+                if self._running.get(model_id, 0) < self.calls_per_model:
+                    self._running[model_id] = self._running.get(model_id, 0) + 1
+                    return
+            await asyncio.sleep(_TURN_POLL_S)
 
     def close(self) -> None:
         """Stop the idle workers (each gets the grace to exit cleanly) and start no more. A call still running keeps

@@ -3,7 +3,7 @@
 The planner hands every task a flat `{name: string}` mapping, media as file paths. The conventions:
 
 - Text tasks read `text`; image tasks read `image` (a path, opened as RGB); audio tasks read `audio` (a path to
-  a PCM WAV file, mixed down to mono float32 and resampled to the model's rate).
+  a sound file in one of `tasks.AUDIO_EXTENSIONS`, mixed down to mono float32 and resampled to the model's rate).
 - `question-answering` reads the question from `text` and the passage from `context`. Planners often write
   both into `text`, so without `context` the first sentence of `text` that ends in "?" is the question and the
   rest of `text` is the passage.
@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import re
-import wave
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hugginggraph.tools.tasks import AUDIO_EXTENSIONS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,36 +54,26 @@ def read_image(path: str) -> Image:
 
 
 def read_audio(path: str, sampling_rate: int) -> np.ndarray:
-    """Mono float32 samples in [-1, 1] at `sampling_rate`, from a PCM WAV file.
+    """Mono float32 samples in [-1, 1] at `sampling_rate`, from a sound file; a ValueError naming the formats read
+    when the file is none of them.
 
-    Only the standard library's `wave` and numpy are used, so no audio codec library is needed; linear
-    interpolation is enough to resample speech and sound for recognition and classification.
+    libsndfile (through soundfile) tells the format from the content, not the name. The file is opened here so that a
+    missing one is a FileNotFoundError: libsndfile reports only "System error".
     """
-    import numpy as np
+    import soundfile
+    import soxr
 
-    with wave.open(path, "rb") as source:
-        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
-        frames = source.readframes(source.getnframes())
-    samples = _pcm_to_float(frames, width).reshape(-1, channels).mean(axis=1)
-    if rate == sampling_rate or not len(samples):
-        return samples.astype(np.float32)
-    duration = len(samples) / rate
-    times = np.arange(round(duration * sampling_rate)) / sampling_rate
-    return np.interp(times, np.arange(len(samples)) / rate, samples).astype(np.float32)
-
-
-def _pcm_to_float(frames: bytes, width: int) -> np.ndarray:
-    """Samples as floats in [-1, 1]: 8-bit WAV is unsigned; 16/24/32-bit are signed little-endian, so each is
-    shifted into the top bytes of an int32 and scaled by the same 2**31."""
-    import numpy as np
-
-    if width == 1:
-        return (np.frombuffer(frames, dtype=np.uint8).astype(np.float32) - 128) / 128
-    if width not in (2, 3, 4):
-        raise ValueError(f"unsupported WAV sample width of {width} bytes; use 8, 16, 24 or 32-bit PCM")
-    padded = np.zeros((len(frames) // width, 4), dtype=np.uint8)
-    padded[:, 4 - width :] = np.frombuffer(frames, dtype=np.uint8).reshape(-1, width)
-    return padded.view("<i4").reshape(-1).astype(np.float32) / 2**31
+    with open(path, "rb") as source:
+        try:
+            samples, rate = soundfile.read(source, dtype="float32", always_2d=True)
+        except soundfile.LibsndfileError as error:
+            name = Path(path).name
+            raise ValueError(
+                f"{name} could not be decoded as sound ({error.error_string}): local audio tasks read "
+                f"{', '.join(AUDIO_EXTENSIONS)}; convert it first, e.g. `ffmpeg -i {name} sound.wav`"
+            ) from None
+    mono = samples.mean(axis=1)
+    return mono if rate == sampling_rate else soxr.resample(mono, rate, sampling_rate)
 
 
 def question_and_context(inputs: Inputs) -> tuple[str, str]:

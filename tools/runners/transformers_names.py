@@ -2,8 +2,9 @@
 
 transformers imports its submodules on first attribute access, and that lazy import is not thread-safe: when
 threads first reach for its names at once (concurrent runs loading models, the demo bank's MiniLM), all but one get
-`ImportError: cannot import name 'AutoModel' from 'transformers'` (7 of 8 threads, measured). Every lazy use of
-transformers in HuggingGraph goes through `transformers_names`, so those first lookups take turns.
+`ImportError: cannot import name 'AutoModel' from 'transformers'` (tests/tools/runners/test_transformers_names.py
+shows it). Every lazy use of transformers in HuggingGraph goes through `transformers_names`, so those first lookups
+take turns.
 """
 
 from __future__ import annotations

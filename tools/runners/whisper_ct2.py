@@ -52,8 +52,8 @@ class WhisperCT2Runner(OneTaskRunner, PooledRunner[Any]):
         self.cpu_threads = cpu_threads
         """CTranslate2 threads per model; 0 lets CTranslate2 choose (all cores)."""
         self.compute_type = compute_type
-        """int8 by default: on 2 CPU cores 1.4-1.9x faster than float32 (the saved float16 is not supported on CPU),
-        with the same words on the test clip."""
+        """int8 by default: faster than float32 on a CPU (the saved float16 is not supported there), with the
+        same words on the test clip."""
         self.language = language
         """The spoken language; None lets Whisper detect it (unreliable on clips of a few seconds)."""
         self.beam_size = beam_size

@@ -14,8 +14,8 @@ is the top five as the Hub's audio-classification records (`label`, `score`), wi
 `Speech (0.97), Music (0.01), ...`.
 AudioSet's classes are not exclusive, so the scores do not add up to 1.
 
-Input is a PCM WAV file, mixed to mono and resampled to 16 kHz by `task_inputs.read_audio`. onnxruntime is imported
-only when the first model loads (the `audio` extra): without it, or with a version older than 1.24.1, the load
+Input is a sound file, decoded, mixed to mono and resampled to 16 kHz by `task_inputs.read_audio`. onnxruntime is
+imported only when the first model loads (the `audio` extra): without it, or with a version older than 1.24.1, the load
 fails with a `ModelLoadError` that says what to install, and the executor moves on to the next model.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import wave
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -182,19 +181,8 @@ def read_labels(class_map: Path) -> list[str]:
     return [named[index] for index in range(len(named))]
 
 
-def read_sound(path: str) -> np.ndarray:
-    """The WAV file at `path` as 16 kHz mono; ValueError saying what to do when it is not a PCM WAV file."""
-    try:
-        return read_audio(path, SAMPLE_RATE)
-    except (wave.Error, EOFError) as error:
-        raise ValueError(
-            f"{Path(path).name} is not a PCM WAV file ({error}): audio-classification reads WAV; convert it first, "
-            "e.g. `ffmpeg -i sound.mp3 sound.wav`"
-        ) from None
-
-
 class YamNetRunner(OneTaskRunner, PooledRunner[SoundClassifier]):
-    """Runs `yamnet-onnx` cards for `audio-classification`: `inputs["audio"]` is a WAV file's path.
+    """Runs `yamnet-onnx` cards for `audio-classification`: `inputs["audio"]` is a sound file's path.
 
     Models stay loaded in a `ModelPool`, one load per model id and one call per model at a time. By default nothing
     is evicted: a loaded model takes tens of megabytes.
@@ -202,7 +190,7 @@ class YamNetRunner(OneTaskRunner, PooledRunner[SoundClassifier]):
 
     library = LIBRARY
     task = TASK
-    reads = ("audio", "the path of a WAV file")
+    reads = ("audio", "the path of a sound file")
 
     def __init__(self, threads: int | None = None, max_loaded: int | None = None) -> None:
         self.threads = threads
@@ -217,7 +205,7 @@ class YamNetRunner(OneTaskRunner, PooledRunner[SoundClassifier]):
         return await asyncio.to_thread(self._classify, card, inputs, artifacts)
 
     def _classify(self, card: CatalogEntry, inputs: dict[str, str], artifacts: ArtifactStore) -> RunnerOutput:
-        samples = read_sound(inputs["audio"])  # an unreadable file fails before any model loads
+        samples = read_audio(inputs["audio"], SAMPLE_RATE)  # an unreadable file fails before any model loads
         with self.pool.use(card) as classifier:
             found = classifier.classify(samples)
         return to_runner_output(found, artifacts, task=TASK, inputs=inputs)

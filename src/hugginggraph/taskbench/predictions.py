@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
-from tqdm import tqdm
+from rich.console import Console
+from rich.progress import MofNCompleteColumn, Progress
 
 from hugginggraph.planning.plan_check import check_plan
 from hugginggraph.planning.planner import Planner
@@ -128,7 +129,9 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
 async def plan_records(
     planner: Planner, records: Sequence[TaskBenchRecord], path: Path, repair: bool = True, progress: bool = True
 ) -> dict[str, Prediction]:
-    """Predictions for every record, planning only those `path` does not hold yet and appending each to it."""
+    """Predictions for every record, planning only those `path` does not hold yet and appending each to it.
+
+    The progress bar goes to stderr, leaving stdout to the report; records planned before count as done."""
     predictions = read_predictions(path)
     todo = [record for record in records if record.id not in predictions]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,14 +140,17 @@ async def plan_records(
             torn.write("\n")  # an interrupted write's fragment ends here, so the next prediction starts clean
     with (
         path.open("a", encoding="utf-8") as out,
-        tqdm(total=len(records), initial=len(records) - len(todo), unit="plan", disable=not progress) as bar,
+        Progress(
+            *Progress.get_default_columns(), MofNCompleteColumn(), console=Console(stderr=True), disable=not progress
+        ) as bar,
     ):
+        planning = bar.add_task("planning", total=len(records), completed=len(records) - len(todo))
         for record in todo:
             prediction = await predict(planner, record, repair)
             out.write(prediction.model_dump_json() + "\n")
             out.flush()
             predictions[record.id] = prediction
-            bar.update()
+            bar.advance(planning)
     return predictions
 
 

@@ -16,6 +16,7 @@ import pytest
 from hub_fake import FakeHub, Reply, allow_loopback_requests
 from huggingface_hub import AsyncInferenceClient
 from PIL import Image
+from tenacity import AsyncRetrying, RetryCallState
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import CatalogEntry
@@ -24,13 +25,13 @@ from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.inference_endpoint import (
     HUB_TASKS,
     EndpointError,
+    EndpointRetries,
     InferenceEndpointRunner,
-    RetryPolicy,
 )
 from hugginggraph.tools.tasks import TASKS
 
 TOKEN = "hf_fake_token_for_tests"
-FAST_RETRIES = RetryPolicy(max_attempts=3, base_delay_s=0.01)
+FAST_RETRIES = EndpointRetries(max_attempts=3, base_delay_s=0.01)
 SENTIMENT = [[{"label": "POSITIVE", "score": 0.98}, {"label": "NEGATIVE", "score": 0.02}]]
 
 
@@ -123,13 +124,21 @@ async def test_a_persistent_500_fails_after_the_last_attempt(endpoint, tmp_path)
 
 async def test_backoff_doubles_between_attempts(endpoint, tmp_path):
     endpoint.reply("POST", "/models/text-classification", Reply(503))
-    runner, card = served(endpoint, "text-classification", retry=RetryPolicy(max_attempts=3, base_delay_s=0.1))
+    runner, card = served(endpoint, "text-classification", retry=EndpointRetries(max_attempts=3, base_delay_s=0.1))
     started = time.monotonic()
 
     with pytest.raises(EndpointError):
         await runner.run(card, card.task, {"text": "fine"}, ArtifactStore(tmp_path, 0))
     assert 0.1 + 0.2 <= time.monotonic() - started < 2
-    assert [RetryPolicy(base_delay_s=1, max_delay_s=5).delay_after(n) for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
+    wait = EndpointRetries(base_delay_s=1, max_delay_s=5).wait()
+    assert [wait(after(attempt)) for attempt in (1, 2, 3, 4)] == [1, 2, 4, 5]
+
+
+def after(attempt: int) -> RetryCallState:
+    """tenacity's state once `attempt` calls have failed, which is all a wait strategy reads."""
+    state = RetryCallState(retry_object=AsyncRetrying(), fn=None, args=(), kwargs={})
+    state.attempt_number = attempt
+    return state
 
 
 @pytest.mark.parametrize("status", [404, 400, 401])
@@ -159,7 +168,7 @@ async def test_a_refused_connection_is_retried_then_reported(tmp_path, monkeypat
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"
     card = CatalogEntry(id="acme/gone", task="text-classification")
-    runner = InferenceEndpointRunner(endpoints={card.id: url}, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
+    runner = InferenceEndpointRunner(endpoints={card.id: url}, retry=EndpointRetries(max_attempts=2, base_delay_s=0.01))
 
     with pytest.raises(EndpointError, match=r"acme/gone at .* still failing after 2 attempts \(ConnectError"):
         await runner.run(card, card.task, {"text": "fine"}, ArtifactStore(tmp_path, 0))

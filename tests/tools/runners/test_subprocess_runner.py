@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from test_worker_process import CARD, FAULTS, Tally, answered
 
-from hugginggraph.context_assembly import default_runners
-from hugginggraph.settings import load_settings
+from hugginggraph.context_assembly import build_context, default_runners
+from hugginggraph.settings import Settings, load_settings
 from hugginggraph.testing import Fault, FaultyRunner
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
@@ -105,16 +105,34 @@ async def test_a_worker_keeps_its_runner_for_calls_from_any_thread_and_event_loo
 
 
 @pytest.mark.slow
-async def test_a_hung_call_holds_up_no_other_call(runners, tmp_path: Path):
+async def test_a_hung_call_holds_up_no_call_of_another_model(runners, tmp_path: Path):
     runner = runners()
     hung = asyncio.ensure_future(run(runner, 3, tmp_path))
     while not multiprocessing.active_children():
         await asyncio.sleep(0.01)
-    pid, _ = answered(await asyncio.wait_for(run(runner, 0, tmp_path), 30))  # a worker of its own
+    pid, _ = answered(await asyncio.wait_for(run(runner, 0, tmp_path, model="other"), 30))  # a worker of its own
     hung.cancel()
     with pytest.raises(asyncio.CancelledError):
         await hung
     assert [child.pid for child in multiprocessing.active_children()] == [pid]
+
+
+@pytest.mark.slow
+async def test_calls_of_one_model_past_its_limit_wait_for_a_turn_and_share_its_worker(runners, tmp_path: Path):
+    runner = runners()
+    outputs = await asyncio.gather(*(run(runner, 0, tmp_path) for _ in range(3)))
+    assert len({answered(output)[0] for output in outputs}) == 1  # one worker, one load, three calls in turn
+    hung = asyncio.ensure_future(run(runner, 3, tmp_path))
+    while not runner._running.get(CARD.id):
+        await asyncio.sleep(0.01)
+    waiting = asyncio.ensure_future(run(runner, 0, tmp_path))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()  # behind the hung call of its model
+    hung.cancel()  # as its timeout would: its worker is killed, and the turn passes on
+    answered(await asyncio.wait_for(waiting, 30))
+    two_at_once = runners(calls_per_model=2)
+    outputs = await asyncio.gather(*(run(two_at_once, 0, tmp_path) for _ in range(2)))
+    assert len({answered(output)[0] for output in outputs}) == 2
 
 
 @pytest.mark.slow
@@ -147,7 +165,7 @@ async def test_a_call_goes_to_the_idle_worker_that_ran_its_model(runners, tmp_pa
 @pytest.mark.slow
 async def test_idle_workers_past_max_idle_stop_and_closing_stops_the_rest(runners, tmp_path: Path):
     runner = runners(max_idle=1)
-    await asyncio.gather(run(runner, 0, tmp_path), run(runner, 0, tmp_path))  # two workers at once
+    await asyncio.gather(run(runner, 0, tmp_path, model="a"), run(runner, 0, tmp_path, model="b"))  # two workers
     async with asyncio.timeout(10):  # the one too many ends on its own
         while len(multiprocessing.active_children()) > 1:
             await asyncio.sleep(0.05)
@@ -262,7 +280,17 @@ def test_the_isolate_models_setting_runs_local_models_in_child_processes(tmp_pat
     own_process = {"PiperRunner", "InferenceEndpointRunner"}
     expected = [name if name in own_process else "SubprocessRunner" for name in map(_name, default_runners())]
     assert list(map(_name, isolated)) == expected and expected.count("SubprocessRunner") >= 3
-    assert not any(isinstance(runner, SubprocessRunner) for runner in default_runners())  # off by default
+    assert not any(isinstance(runner, SubprocessRunner) for runner in default_runners())
+
+
+@pytest.mark.parametrize(
+    ("setting", "resident", "isolated"),
+    [(None, True, True), (None, False, False), (False, True, False), (True, False, True)],
+)
+def test_unset_isolation_is_on_where_the_process_stays(tmp_path: Path, setting, resident: bool, isolated: bool):
+    settings = Settings(model="openai:gpt-4o-mini", api_key="sk-test", hub=False, isolate_models=setting)
+    runners = build_context(settings, tmp_path, resident=resident).runners
+    assert any(isinstance(runner, SubprocessRunner) for runner in runners) == isolated
 
 
 def _name(runner: object) -> str:

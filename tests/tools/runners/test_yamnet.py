@@ -84,11 +84,15 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("sound", "label"), [("silence", "Silence"), ("white noise", "White noise"), ("tone", "Sine wave")]
+    ("sound", "label", "least_score"),
+    # Noise spreads its score over AudioSet's overlapping noise classes (Noise, Static, Hiss): first, not a majority.
+    [("silence", "Silence", 0.5), ("white noise", "White noise", 0.2), ("tone", "Sine wave", 0.5)],
 )
-async def test_yamnets_test_sounds_get_their_classes(card, runner, sounds, sound: str, label: str, tmp_path: Path):
+async def test_yamnets_test_sounds_get_their_classes(
+    card, runner, sounds, sound: str, label: str, least_score: float, tmp_path: Path
+):
     output = await runner.run(card, TASK, {"audio": str(sounds[sound])}, ArtifactStore(tmp_path, 0))
-    assert output.data[0]["label"] == label and output.data[0]["score"] > 0.5, output.text
+    assert output.data[0]["label"] == label and output.data[0]["score"] > least_score, output.text
 
 
 @pytest.mark.slow
@@ -197,18 +201,18 @@ async def test_a_missing_sound_file_fails_before_any_model_loads(tmp_path: Path)
     assert runner.loads == 0
 
 
-async def test_a_sound_that_is_not_a_wav_file_is_refused_with_what_to_do(tmp_path: Path):
+async def test_a_sound_that_cannot_be_decoded_is_refused_with_what_to_do(tmp_path: Path):
     mp3 = tmp_path / "bird.mp3"
     mp3.write_bytes(b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb" * 64)  # an MP3's ID3 header and frame syncs
     card = CatalogEntry(id="y", task=TASK, library=LIBRARY, path=str(tmp_path))
-    with pytest.raises(ValueError, match=r"bird\.mp3 is not a PCM WAV file .*ffmpeg -i sound\.mp3 sound\.wav"):
+    with pytest.raises(ValueError, match=r"bird\.mp3 could not be decoded .*ffmpeg -i bird\.mp3 sound\.wav"):
         await YamNetRunner().run(card, TASK, {"audio": str(mp3)}, ArtifactStore(tmp_path, 0))
 
 
 @pytest.mark.parametrize(
     ("task", "inputs", "reason"),
     [
-        (TASK, {"audio": "  "}, 'audio-classification needs the path of a WAV file in "audio"'),
+        (TASK, {"audio": "  "}, 'audio-classification needs the path of a sound file in "audio"'),
         ("automatic-speech-recognition", {"audio": "a.wav"}, "y cannot do automatic-speech-recognition"),
     ],
 )

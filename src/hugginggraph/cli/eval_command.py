@@ -1,0 +1,25 @@
+"""`hugginggraph eval`: the planner measured on TaskBench-format records (hugginggraph.taskbench), running nothing."""
+
+from __future__ import annotations
+
+import argparse
+
+from hugginggraph.cli.flags import Commands, command_settings, configuration_flags
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from hugginggraph.chat_models import chat_model
+    from hugginggraph.taskbench.eval_command import run_command
+
+    settings = command_settings(args)
+    spec = settings.stage_models().get("plan", settings.model)
+    return run_command(args, chat_model(spec, settings), spec)
+
+
+def add_eval(commands: Commands) -> None:
+    from hugginggraph.taskbench.eval_command import add_arguments
+
+    evaluation = commands.add_parser("eval", help="measure planning on TaskBench-format records, running nothing")
+    add_arguments(evaluation)
+    configuration_flags(evaluation)
+    evaluation.set_defaults(run=_eval)
