@@ -13,13 +13,13 @@ One run goes first, alone and judged the same way but left out of the figures: t
 model worker, imports the model libraries and loads the model, many times what a later run takes, so without it the
 fired runs would wait on that start and the figures would time a cold server, not the load. (Model calls run as the
 server's settings say: isolated, as by default on a server, calls of the one model wait for its warm worker, as they
-would wait for its lock in a thread; `HUGGINGGRAPH_ISOLATE_MODELS=0` runs them in the server's threads.)
+would wait for its lock in a thread; `--in-threads` runs them in the server's threads.)
 
 Prints the warm-up run's line, one line per run that failed, was lost or was mixed, then, last,
 `load: runs=.. jobs=.. answered=.. failed=.. lost=.. mixed=.. p50_s=.. p95_s=.. throughput_rps=.. wall_s=..`:
 latencies of the runs that finished (answered or failed), answered runs per second of wall time, and wall time from
 the first request to the last run's end (server start-up left out). Exits 1 if a run was lost or mixed.
-Run: python benchmarks/load.py [--runs 50] [--jobs 10] [--limit-s 600]
+Run: python benchmarks/load.py [--runs 50] [--jobs 10] [--limit-s 600] [--in-threads]
 """
 
 from __future__ import annotations
@@ -112,16 +112,18 @@ def percentile(ordered: Sequence[float], fraction: float) -> float:
 
 
 @contextmanager
-def marked_server(root: Path, jobs: int) -> Iterator[Any]:
+def marked_server(root: Path, jobs: int, in_threads: bool = False) -> Iterator[Any]:
     """`langgraph dev` carrying `jobs` runs at once, its controller scripted as the concurrency test's: it writes
-    each request's marker into its plan, chooses the tiny real model, and names every marker it is shown."""
+    each request's marker into its plan, chooses the tiny real model, and names every marker it is shown. Its model
+    calls run isolated, as on any server by default, or with `in_threads` in its own threads."""
     build_tiny_model(TASK, root / "home" / "models" / TINY_MODEL)
     replies = {
         "plan": lambda texts: json.dumps({"tasks": concurrency.marked_plan(texts[-1], [TASK])}),
         "respond": lambda texts: concurrency.markers_named(texts[-1]),
         "select": json.dumps({"model_id": TINY_MODEL, "reason": "the tiny real model"}),
     }
-    with langgraph_server.langgraph_dev(root, replies, jobs) as server:
+    settings = {"HUGGINGGRAPH_ISOLATE_MODELS": "false"} if in_threads else {}
+    with langgraph_server.langgraph_dev(root, replies, jobs, settings) as server:
         yield server
 
 
@@ -169,9 +171,9 @@ async def fire(url: str, runs: int, limit_s: float) -> tuple[Outcome, list[Outco
     return warm_up, outcomes, wall_s
 
 
-async def load(root: Path, runs: int, jobs: int, limit_s: float) -> Report:
+async def load(root: Path, runs: int, jobs: int, limit_s: float, in_threads: bool = False) -> Report:
     """`runs` runs fired at once at a server started in `root` that carries `jobs` of them at a time."""
-    with marked_server(root, jobs) as server:
+    with marked_server(root, jobs, in_threads) as server:
         warm_up, outcomes, wall_s = await fire(server.url, runs, limit_s)
     return Report(runs, jobs, warm_up, outcomes, wall_s)
 
@@ -181,9 +183,12 @@ def main() -> None:
     options.add_argument("--runs", type=int, default=50, help="runs fired at once")
     options.add_argument("--jobs", type=int, default=10, help="the server's --n-jobs-per-worker: runs carried at once")
     options.add_argument("--limit-s", type=float, default=600, help="runs unfinished after this many seconds are lost")
+    options.add_argument(
+        "--in-threads", action="store_true", help="the server runs model calls in its threads, not isolated"
+    )
     args = options.parse_args()
     with tempfile.TemporaryDirectory() as root:
-        report = asyncio.run(load(Path(root), args.runs, args.jobs, args.limit_s))
+        report = asyncio.run(load(Path(root), args.runs, args.jobs, args.limit_s, args.in_threads))
     print(f"warm-up {report.warm_up.line()}")
     for outcome in report.outcomes:
         if outcome.status != "answered" or outcome.mixed:

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,11 +86,15 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def langgraph_dev(root: Path, replies: Replies, jobs: int = 1) -> Iterator[Server]:
+def langgraph_dev(
+    root: Path, replies: Replies, jobs: int = 1, settings: Mapping[str, str] | None = None
+) -> Iterator[Server]:
     """`langgraph dev` with its home in `root / "home"` (put model folders in its `models`), the controller
     answering with `replies`, and its log in `root / "server.log"`; stopped, with all its children, on exit.
     `jobs` is how many runs it carries on at once: `langgraph dev` queues the rest, and runs one at a time unless
-    told otherwise (`--n-jobs-per-worker`, whose help says 10 while langgraph-api's dev entry point sets 1)."""
+    told otherwise (`--n-jobs-per-worker`, whose help says 10 while langgraph-api's dev entry point sets 1).
+    `settings`: environment variables of the server's own settings (`HUGGINGGRAPH_...`), since the developer's
+    are not passed on."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in DROPPED}
     env.update(
@@ -102,6 +106,7 @@ def langgraph_dev(root: Path, replies: Replies, jobs: int = 1) -> Iterator[Serve
         OPENAI_API_KEY="sk-test",
         HUGGINGGRAPH_RANDOM_MODELS="1",  # tiny models a test puts in the home's `models` are offered (and labelled)
     )
+    env.update(settings or {})
     log = root / "server.log"
     with FakeOpenAI(replies) as controller, log.open("wb") as sink:
         env["OPENAI_BASE_URL"] = controller.base_url
