@@ -29,7 +29,7 @@ from hugginggraph.planning.references import REFERENCE
 from hugginggraph.planning.replacement import replacement_ids
 from hugginggraph.prompts import load_json, render
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_sentences, ask_text
-from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TASKS
+from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, MEDIA_MODALITIES, TASKS
 
 MEDIA_PATH = re.compile(
     rf"(?<![\w/.~-])(?:~|\.{{1,2}})?[\w./\\~-]*[\w-]\.(?:{MEDIA_EXTENSIONS})\b",
@@ -77,8 +77,24 @@ def confine_paths(answer: str, real_paths: set[str]) -> str:
 
 
 def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
-    paths = {artifact.path for result in results for artifact in result.artifacts if Path(artifact.path).is_file()}
-    return paths | set(state.get("files", []))
+    """The files an answer may name: what the tasks wrote, the files given, and the files the plan read, which a
+    request may name in its words ("read sign.png") without giving them as files."""
+    made = {artifact.path for result in results for artifact in result.artifacts if Path(artifact.path).is_file()}
+    read = {
+        value
+        for task in state.get("plan", [])
+        for key, value in task.args.items()
+        if key in MEDIA_MODALITIES and isinstance(value, str) and _is_file(value)
+    }
+    return made | read | set(state.get("files", []))
+
+
+def _is_file(value: str) -> bool:
+    """Whether `value` names a file; False for words a model wrote where a path goes, however long."""
+    try:
+        return Path(value).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL in it
+        return False
 
 
 async def respond(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:

@@ -33,9 +33,10 @@ from langchain_core.messages import HumanMessage
 
 from hugginggraph.testing import Stage, stage_of
 
-StructuredOutput = Literal["strict", "rejected", "ignored"]
+StructuredOutput = Literal["strict", "rejected", "ignored", "json_object"]
 """How the server treats `response_format`: OpenAI's strict structured outputs; a 400, as servers without the
-feature answer; or not at all, answering with whatever the model wrote."""
+feature answer; not at all, answering with whatever the model wrote; or as llama-cpp-python's server does, taking
+`{"type": "json_object", "schema": ...}` and refusing `json_schema` with a 500."""
 
 Replies = dict[Stage, str | Callable[[list[str]], str]]
 """What the model writes at each stage: a fixed text, or a function of the texts of the request's messages."""
@@ -158,6 +159,8 @@ class FakeOpenAI:
         response_format = body.get("response_format")
         if response_format and self.structured_output == "rejected":
             return 400, _error("response_format is not supported by this server", param="response_format")
+        if (response_format or {}).get("type") == "json_schema" and self.structured_output == "json_object":
+            return 500, _error("Input should be 'text' or 'json_object'")
         json_schema = (response_format or {}).get("json_schema")
         if json_schema and json_schema.get("strict") and self.structured_output == "strict":
             problem = strict_schema_problem(json_schema)
@@ -287,6 +290,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 def isolate_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the OpenAI client on loopback: a proxy from the environment would otherwise carry its requests."""
+    """Keep the OpenAI client on loopback: a proxy from the environment would otherwise carry its requests. And
+    forget which servers took the schema as a JSON object: a fake may listen on a port an earlier one had."""
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("hugginggraph.tools.llm_json.JSON_OBJECT_SERVERS", set())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,7 +78,8 @@ async def ask_json(
     schema: type[SchemaT],
     listeners: Sequence[BaseCallbackHandler] = (),
 ) -> LLMReply[SchemaT]:
-    """Structured output first; on models without it (or when it fails), a plain call whose text is returned.
+    """Structured output first; on an OpenAI-compatible server that refuses it, the schema in llama-cpp-python's
+    dialect; on models without either (or when they fail), a plain call whose text is returned.
 
     With `listeners`, the reply is streamed and they get its tokens as they come (`on_llm_new_token`), from models
     that stream; the reply returned is the same. Raises ControllerUnavailable when the model cannot be reached or
@@ -85,29 +87,71 @@ async def ask_json(
     """
     # Added to the callbacks the call inherits (LangGraph's streams, tracing), which a config's own would replace.
     config = merge_configs(ensure_config(), {"callbacks": list(listeners)}) if listeners else {}
-    try:
-        structured = llm.with_structured_output(schema, include_raw=True)
-    except NotImplementedError:
-        structured = None
-    if structured is not None:
+    stream = bool(listeners)
+    server = _openai_server(llm)
+    reply: Any = None
+    if server is not None and server in JSON_OBJECT_SERVERS:
+        reply = await _schema_as_json_object(llm, messages, schema, config, stream)
+    else:
         try:
-            reply = await _whole(structured, messages, config, stream=bool(listeners))
-        except _UNAVAILABLE_ERRORS as error:
-            raise _unavailable(error) from error
-        except Exception:  # a server that rejects the schema still deserves a plain try
-            reply = None
-        if isinstance(reply, dict):
-            parsed = reply.get("parsed")
-            if isinstance(parsed, schema):
-                return LLMReply(parsed=parsed)
-            raw = reply.get("raw")
-            if isinstance(raw, BaseMessage) and raw.text:
-                return LLMReply(text=raw.text)
+            structured = llm.with_structured_output(schema, include_raw=True)
+        except NotImplementedError:
+            structured = None
+        if structured is not None:
+            try:
+                reply = await _whole(structured, messages, config, stream)
+            except _UNAVAILABLE_ERRORS as error:
+                raise _unavailable(error) from error
+            except Exception:  # a server that rejects the schema still deserves another try
+                if server is not None:
+                    reply = await _schema_as_json_object(llm, messages, schema, config, stream)
+                    if reply is not None:
+                        JSON_OBJECT_SERVERS.add(server)
+    if isinstance(reply, dict):
+        parsed = reply.get("parsed")
+        if isinstance(parsed, schema):
+            return LLMReply(parsed=parsed)
+        raw = reply.get("raw")
+        if isinstance(raw, BaseMessage) and raw.text:
+            return LLMReply(text=raw.text)
     try:
-        message = await _whole(llm, messages, config, stream=bool(listeners))
+        message = await _whole(llm, messages, config, stream)
     except _UNAVAILABLE_ERRORS as error:
         raise _unavailable(error) from error
     return LLMReply(text=message.text)
+
+
+JSON_OBJECT_SERVERS: set[tuple[str, str]] = set()
+"""OpenAI-compatible servers (base URL, model name) that refused OpenAI's `json_schema` and took the schema as a
+`json_object`: asked that way from then on, which spares each call the refusal and the client's retries of it."""
+
+
+def _openai_server(llm: BaseChatModel) -> tuple[str, str] | None:
+    """The (base URL, model name) of a langchain-openai chat model; None for any other kind of model."""
+    openai_chat = sys.modules.get("langchain_openai.chat_models.base")  # not imported: no model of it exists
+    if openai_chat is None or not isinstance(llm, openai_chat.BaseChatOpenAI):
+        return None
+    return str(llm.openai_api_base or ""), str(llm.model_name)
+
+
+async def _schema_as_json_object(
+    llm: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[SchemaT],
+    config: RunnableConfig,
+    stream: bool,
+) -> dict[str, Any] | None:
+    """The reply to the schema asked in llama-cpp-python's dialect, `response_format: {"type": "json_object",
+    "schema": ...}`, which its server (`llama_cpp.server`) constrains decoding to while it refuses OpenAI's
+    `json_schema`; as a structured reply's `raw` message, for the caller to parse. None when this is refused too."""
+    json_object = {"type": "json_object", "schema": schema.model_json_schema()}
+    try:
+        message = await _whole(llm.bind(response_format=json_object), messages, config, stream)
+    except _UNAVAILABLE_ERRORS as error:
+        raise _unavailable(error) from error
+    except Exception:  # refused as well: the plain call comes next
+        return None
+    return {"raw": message, "parsed": None}
 
 
 async def _whole(

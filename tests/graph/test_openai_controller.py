@@ -1,6 +1,7 @@
-"""The real graph with `ChatOpenAI` as the controller, against a local OpenAI-compatible server: structured output
-as OpenAI's strict mode takes it, plain text for servers without it, and a `plan_error` that says what to fix when
-the server cannot be used at all."""
+"""The real graph with `ChatOpenAI` as the controller, against a fake OpenAI-compatible server (tests/openai_fake.py)
+that plays each kind of server in milliseconds: structured output as OpenAI's strict mode takes it, plain text for
+servers without it, and a `plan_error` that says what to fix when the server cannot be used at all. That HuggingGraph
+works with a real one is held by tests/test_openai_compatible_server.py, on llama-cpp-python's server."""
 
 from __future__ import annotations
 
@@ -99,11 +100,27 @@ async def test_plan_and_choice_come_back_through_strict_structured_output(openai
     assert lead(out["answer"]) == ANSWER
 
 
+def asked(server: FakeOpenAI, stage: str) -> list[tuple[str, int]]:
+    """The `response_format` type (`text` without one) and the status of each request the stage sent."""
+    return [(r.body.get("response_format", {}).get("type", "text"), r.status) for r in server.requests_for(stage)]
+
+
+REFUSING = [("json_schema", 400), ("json_object", 400), ("text", 200)]
+
+
 @pytest.mark.parametrize(
-    ("structured_output", "first_status"), [("rejected", 400), ("ignored", 200)], ids=["rejected", "ignored"]
+    ("structured_output", "plan_asked", "select_asked"),
+    [
+        # Refused in both dialects: the plain reply is read.
+        ("rejected", REFUSING, REFUSING),
+        # Ignored: the free text does not parse as a structured reply, so the schema is asked once more as a JSON
+        # object, whose text is read; the server is asked that way from then on.
+        ("ignored", [("json_schema", 200), ("json_object", 200)], [("json_object", 200)]),
+    ],
+    ids=["rejected", "ignored"],
 )
 async def test_a_server_without_structured_output_is_understood_in_plain_text(
-    openai_server, make_context, run_graph, structured_output, first_status
+    openai_server, make_context, run_graph, structured_output, plan_asked, select_asked
 ):
     openai_server.structured_output = structured_output
     openai_server.replies = {
@@ -114,13 +131,37 @@ async def test_a_server_without_structured_output_is_understood_in_plain_text(
     context = make_context([], MODELS, DOWNLOADS, llm=controller(openai_server.base_url))
     out = await run_graph(context)
 
-    for stage in ("plan", "select"):
-        structured, plain = openai_server.requests_for(stage)
-        assert structured.json_schema is not None and structured.status == first_status
-        assert plain.json_schema is None and plain.status == 200
+    assert (asked(openai_server, "plan"), asked(openai_server, "select")) == (plan_asked, select_asked)
     assert out["choices"][0].model_ids == ["sum-small", "sum-big"]
     assert statuses(out) == {0: "ok", 1: "ok", 2: "ok"}
     assert lead(out["answer"]) == ANSWER
+
+
+async def test_a_server_taking_the_schema_as_a_json_object_is_asked_so_from_its_first_refusal_on(
+    openai_server, make_context, run_graph
+):
+    """llama-cpp-python's server refuses `json_schema` (a 500, which the client retries twice) and constrains its
+    reply to `{"type": "json_object", "schema": ...}`: after the first refusal, every call asks that way."""
+    openai_server.structured_output = "json_object"
+    openai_server.replies = {
+        "plan": json.dumps({"tasks": PLAN}),
+        "select": json.dumps({"model_id": "sum-small", "reason": "short inputs"}),
+        "respond": ANSWER,
+    }
+    context = make_context([], MODELS, DOWNLOADS, llm=controller(openai_server.base_url, max_retries=0))
+    out = await run_graph(context)
+
+    def asked(stage: str) -> list[tuple[str, int]]:
+        return [
+            (r.body.get("response_format", {}).get("type", "text"), r.status) for r in openai_server.requests_for(stage)
+        ]
+
+    assert asked("plan") == [("json_schema", 500), ("json_object", 200)]
+    assert asked("select") == [("json_object", 200)]
+    plan_request = openai_server.requests_for("plan")[1]
+    assert plan_request.body["response_format"]["schema"]["title"] == "PlanOutput"
+    assert out["choices"][0].model_ids == ["sum-small", "sum-big"]
+    assert statuses(out) == {0: "ok", 1: "ok", 2: "ok"} and lead(out["answer"]) == ANSWER
 
 
 async def test_an_unreachable_server_ends_the_run_with_a_plan_error_naming_it(monkeypatch, make_context, run_graph):

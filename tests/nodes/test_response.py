@@ -47,6 +47,22 @@ async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_c
     assert report == f"- I drew \u201ca cat\u201d: {path}"
 
 
+async def test_a_file_the_request_names_in_words_is_real_in_the_answer(make_context, run_graph, tmp_path: Path):
+    """ "Read the text on sign.png" gives no file, but the plan reads the sign: the answer may name it."""
+    from conftest import echo
+    from PIL import Image
+
+    Image.new("RGB", (4, 4)).save(tmp_path / "sign.png")
+    plan = [{"task": "image-to-text", "id": 0, "args": {"image": "sign.png"}}]
+    context = make_context(plan, {"ocr": ("image-to-text", echo())})
+    context.llm.respond = "The text on sign.png says hello; photo.png was never read."
+
+    out = await run_graph(context)
+
+    lead = out["answer"].split("\n\n")[0]
+    assert lead == f"The text on {tmp_path / 'sign.png'} says hello; [no such file: photo.png] was never read."
+
+
 async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):
     from conftest import echo
 
