@@ -248,7 +248,8 @@ def test_the_compose_file_runs_the_server_on_its_postgres_and_redis() -> None:
     worker = services["worker"]
     for name in ("DATABASE_URI", "REDIS_URI"):
         assert worker["environment"][name] == api_env[name], f"the workers' {name} is not the API's"
-    assert worker["entrypoint"] == "/storage/queue_entrypoint.sh"
+    python, flag, module = worker["entrypoint"]
+    assert (python, flag) == ("python", "-m") and "__main__" in Path(find_spec(module).origin).read_text()
     assert api_env["N_JOBS_PER_WORKER"] == "0", "the API would run graphs beside the workers"
     assert int(interpolated(str(worker["environment"]["N_JOBS_PER_WORKER"]))) > 0
     assert int(interpolated(str(worker["deploy"]["replicas"]))) > 0
