@@ -7,9 +7,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hugginggraph.cli.flags import HUB_HELP, RANDOM_MODELS_HELP, Commands
+
+if TYPE_CHECKING:
+    from hugginggraph.tools.expert_endpoints import ExpertEndpoint
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -56,7 +59,7 @@ def _models_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _servers(endpoints: Sequence[Any]) -> list[tuple[str, ...]]:
+def _servers(endpoints: Sequence[ExpertEndpoint]) -> list[tuple[str, ...]]:
     """Each configured server with whether it answers now (`EndpointCatalog.available`)."""
     from hugginggraph.tools.expert_endpoints import EndpointCatalog
     from hugginggraph.tools.hub_catalog import offline_by_environment
