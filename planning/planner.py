@@ -27,7 +27,7 @@ from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import PlanOutput, plan_items, plan_schema, reply_plan
 from hugginggraph.planning.step_vote import retype_by_steps
 from hugginggraph.prompts import render
-from hugginggraph.tools.demo_bank import Demo, DemoBank
+from hugginggraph.tools.demo_bank import Demo, DemoBank, names_file
 from hugginggraph.tools.llm_json import ask_json, storable
 from hugginggraph.tools.tasks import TaskSpec
 
@@ -109,14 +109,14 @@ class Planner:
         first = PlanDraft(saved) if saved is not None else await self.ask(messages, listeners)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
         draft = await self.revised(first, request)
-        problems = self._problems(draft)
+        problems = self._problems(draft, request)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
             second = await self.revised(await self.ask([*messages, *fix]), request)
             if (
                 second.error is None
-                and len(self._problems(second)) < len(problems)
+                and len(self._problems(second, request)) < len(problems)
                 and len(second.items) >= len(draft.items)  # a fix mends tasks; it does not drop what was asked
                 and not plan_left_request(second.items, request)
             ):
@@ -150,10 +150,14 @@ class Planner:
         except ValueError as error:
             return PlanDraft([], error=f"the planner did not return a usable plan ({error})")
 
-    def _problems(self, draft: PlanDraft) -> list[str]:
-        """Why tasks of this plan cannot run (e.g. an input file no one gave), one reason per task."""
+    def _problems(self, draft: PlanDraft, request: str) -> list[str]:
+        """Why tasks of this plan cannot run (e.g. an input file no one gave), one reason per task; or that it has
+        none for a request that names a file ("Read the text on sign.png"), which a small controller sometimes
+        answers with an empty plan, then the run says it can do what it was asked and does nothing."""
         if draft.error is not None:
             return []
+        if not draft.items and names_file(request):
+            return ["the request names a file, but the plan has no task: plan the tasks that do what it asks"]
         doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
         return [reason for _, reason in sorted(doomed.items())]
 

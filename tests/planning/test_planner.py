@@ -170,7 +170,7 @@ async def test_a_saved_reply_to_the_same_prompt_answers_the_first_call_and_the_r
     asked = await Planner(ScriptedChatModel(plan=plan), TASKS, aids, VotingBank({})).draft("caption car.jpg", [])
     assert asked.first_reply == plan and asked.prompt_key and not asked.replayed
 
-    llm = ScriptedChatModel(plan=[])
+    llm = ScriptedChatModel(plan=plan)
     saved = {asked.prompt_key: plan}
     replayed = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption car.jpg", [])
     assert llm.calls == [] and replayed.replayed
@@ -178,6 +178,24 @@ async def test_a_saved_reply_to_the_same_prompt_answers_the_first_call_and_the_r
 
     other = await Planner(llm, TASKS, aids, VotingBank({}), saved_replies=saved).draft("caption bus.jpg", [])
     assert llm.calls == ["plan"] and not other.replayed and other.prompt_key != asked.prompt_key
+
+
+@pytest.mark.parametrize(
+    ("request_text", "asked"), [("Read the text on sign.png.", ["plan"] * 2), ("Tell me a joke.", ["plan"])]
+)
+async def test_an_empty_plan_for_a_request_naming_a_file_gets_the_fix_pass(request_text, asked):
+    """A small controller sometimes plans nothing for "Read the text on sign.png"; the run would then say it can do
+    that and do nothing. Asked again with the problem, it plans the task; a request naming no file may need none."""
+    plan = [stepped("read the text on sign.png", "image-to-text", 0, image="sign.png")]
+
+    def first_empty(messages) -> str:
+        return json.dumps({"tasks": plan if "the plan has no task" in messages[-1].text else []})
+
+    llm = ScriptedChatModel(plan=first_empty)
+    draft = await Planner(llm, TASKS, PlanningAids(demos="static"), VotingBank({})).draft(request_text, [])
+
+    assert llm.calls == asked
+    assert (draft.items, draft.fixed) == ((plan, True) if len(asked) == 2 else ([], False))
 
 
 async def test_an_input_file_outside_the_workspace_is_refused_before_any_planning(make_context, run_graph, tmp_path):
