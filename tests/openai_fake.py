@@ -87,9 +87,13 @@ class Recorded:
 
     @property
     def json_schema(self) -> dict[str, Any] | None:
-        """The `json_schema` object (`name`, `schema`, `strict`) of a structured-output request, else None."""
-        response_format = self.body.get("response_format") or {}
-        return response_format.get("json_schema") if response_format.get("type") == "json_schema" else None
+        return json_schema_of(self.body)
+
+
+def json_schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The `json_schema` object (`name`, `schema`, `strict`) of a structured-output request's body, else None."""
+    response_format = body.get("response_format") or {}
+    return response_format.get("json_schema") if response_format.get("type") == "json_schema" else None
 
 
 class FakeOpenAI:

@@ -26,7 +26,7 @@ import httpx2
 import pytest
 from langgraph_server import PROXIES
 from llama_cpp_server import LlamaCppServer, llama_cpp_server
-from openai_fake import isolate_client
+from openai_fake import isolate_client, json_schema_of
 
 from hugginggraph.context_assembly import build_context
 from hugginggraph.planning.plan_check import check_plan
@@ -71,8 +71,7 @@ class Exchange:
 
     @property
     def json_schema(self) -> dict[str, Any] | None:
-        response_format = self.body.get("response_format") or {}
-        return response_format.get("json_schema") if response_format.get("type") == "json_schema" else None
+        return json_schema_of(self.body)
 
 
 @pytest.fixture
