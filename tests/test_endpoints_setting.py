@@ -153,3 +153,4 @@ def test_models_list_shows_each_server_and_whether_it_answers(tgi, tmp_path: Pat
     ]
     rows = [line.split() for line in out.stdout.splitlines()]
     assert ["summarization", "acme/bart-large-cnn", "endpoint", "inference-endpoint", "0", "real"] in rows
+    assert len(tgi.requests_to("/health", "GET")) == 1  # the table shows the listing's own probe

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 from hugginggraph.cli.flags import HUB_HELP, RANDOM_MODELS_HELP, Commands
 
 if TYPE_CHECKING:
-    from hugginggraph.tools.expert_endpoints import ExpertEndpoint
+    from hugginggraph.tools.expert_endpoints import EndpointCatalog
 
 
 def _models_list(args: argparse.Namespace) -> int:
     """The catalog's models, then every task type with what runs it on this machine, or what it would need."""
     from hugginggraph.context_assembly import default_catalog
     from hugginggraph.settings import load_settings
+    from hugginggraph.tools.expert_endpoints import EndpointCatalog
     from hugginggraph.tools.runners import document_qa, ocr
     from hugginggraph.tools.runners.document_qa import document_qa_cards
     from hugginggraph.tools.runners.llm_runner import CONTROLLER_NAME, controller_tasks
@@ -53,18 +54,18 @@ def _models_list(args: argparse.Namespace) -> int:
     composed = {document_qa.TASK: [f"{reader} reading for the controller LLM" for reader in readers]}
     runs_with = [(task, _runs_with(cards[task], task in llm_tasks, composed.get(task, []))) for task in TASKS]
     _table([("task", "runs here with"), *runs_with])
-    if settings.endpoints:
+    servers = next(part for part in catalog.catalogs if isinstance(part, EndpointCatalog))
+    if servers.endpoints:
         print("\nInference servers (settings: endpoints):")
-        _table([("model", "url", "protocol", "tasks", "status"), *_servers(settings.endpoints)])
+        _table([("model", "url", "protocol", "tasks", "status"), *_servers(servers)])
     return 0
 
 
-def _servers(endpoints: Sequence[ExpertEndpoint]) -> list[tuple[str, ...]]:
-    """Each configured server with whether it answers now (`EndpointCatalog.available`)."""
-    from hugginggraph.tools.expert_endpoints import EndpointCatalog
+def _servers(catalog: EndpointCatalog) -> list[tuple[str, ...]]:
+    """Each configured server with whether it answers (`EndpointCatalog.available`: the probe the listing's
+    candidates made, not a second one)."""
     from hugginggraph.tools.hub_catalog import offline_by_environment
 
-    catalog = EndpointCatalog(endpoints)
     down = "not offered: HF_HUB_OFFLINE=1 (use hub = false)" if offline_by_environment() else "not answering"
     return [
         (
