@@ -79,13 +79,7 @@ async def time_plan(plan: list[dict[str, Any]]) -> float:
 async def time_run(plan: list[dict[str, Any]], durability: Durability = DURABILITY) -> Timing:
     """One whole graph run of `plan`, saved with `durability` (by default as HuggingGraph saves runs)."""
     with tempfile.TemporaryDirectory() as workdir:
-        context = HuggingGraphContext(
-            llm=ScriptedChatModel(plan=plan),
-            catalog=InMemoryCatalog([CatalogEntry(id="sleeper", task=TASK_TYPE)]),
-            runners=[ScriptedRunner({"sleeper": sleeper})],
-            workspace=Path(workdir),
-            artifacts_dir=Path(workdir) / "artifacts",
-        )
+        context = sleeper_context(plan, Path(workdir))
         config = {"configurable": {"thread_id": "b"}}
         async with sqlite_checkpointer(Path(workdir) / "checkpoints.sqlite") as saver:
             graph = build_graph(saver)
@@ -97,3 +91,35 @@ async def time_run(plan: list[dict[str, Any]], durability: Durability = DURABILI
     if failed:
         raise RuntimeError(f"benchmark tasks failed: {failed}")
     return Timing(elapsed, checkpoints)
+
+
+async def stage_seconds(plan: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds each stage of one graph run of `plan` took, from its start to its end (LangGraph's "tasks" stream),
+    saved as HuggingGraph saves runs: where a run's time goes besides its tasks."""
+    with tempfile.TemporaryDirectory() as workdir:
+        context = sleeper_context(plan, Path(workdir))
+        config = {"configurable": {"thread_id": "b"}}
+        began: dict[str, float] = {}
+        spans: dict[str, float] = {}
+        async with sqlite_checkpointer(Path(workdir) / "checkpoints.sqlite") as saver:
+            stream = build_graph(saver).astream(
+                {"request": "benchmark"}, config, context=context, stream_mode="tasks", durability=DURABILITY
+            )
+            async for event in stream:
+                now = time.perf_counter()
+                if "input" in event:
+                    began.setdefault(event["name"], now)
+                else:
+                    spans[event["name"]] = now - began[event["name"]]
+    return spans
+
+
+def sleeper_context(plan: list[dict[str, Any]], workdir: Path) -> HuggingGraphContext:
+    """A scripted controller that plans `plan`, and the sleeper as the one model for its tasks."""
+    return HuggingGraphContext(
+        llm=ScriptedChatModel(plan=plan),
+        catalog=InMemoryCatalog([CatalogEntry(id="sleeper", task=TASK_TYPE)]),
+        runners=[ScriptedRunner({"sleeper": sleeper})],
+        workspace=workdir,
+        artifacts_dir=workdir / "artifacts",
+    )

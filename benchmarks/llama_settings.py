@@ -2,15 +2,22 @@
 flash attention. Each setting loads the model afresh, evaluates one prompt of `--prompt-tokens` tokens in one call
 (batched, as a prompt is), then decodes `--decode-tokens` tokens one at a time, and prints tokens per second for
 both. No sampling and no grammar: this is the model's arithmetic on this machine, the floor under every call.
+The last setting is the first again with idle PyTorch threads alive beside it, as the graph's worker threads are
+once the demo retrieval and the expert models have run: an OpenMP build of llama.cpp shares PyTorch's OpenMP
+runtime, whose threads then outnumber the cores (`LLAMA_CPP_BUILD` in tools/llama_cpp/local_llama.py).
 
-Prints one line per setting; run on an idle machine (another busy process stalls llama.cpp's threads).
+Prints whether this build uses OpenMP, then one line per setting; run on an idle machine (another busy process
+stalls llama.cpp's threads).
 Run: python benchmarks/llama_settings.py [--model qwen2.5-coder-1.5b]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import threading
 import time
+from pathlib import Path
 
 import llama_cpp
 
@@ -43,6 +50,29 @@ def measure(path: str, threads: int, n_batch: int, flash_attn: bool, prompt: int
     return len(tokens) / prompt_s, decode / decode_s
 
 
+PYTORCH_THREADS = 3
+"""Idle threads that ran one PyTorch operation on every core: the demo retrieval, the step vote and an expert model
+or two, each from a worker thread of the event loop's pool."""
+
+
+def start_pytorch_threads(count: int) -> None:
+    import torch
+
+    def work() -> None:
+        torch.ones(4_000_000).exp()  # large enough for PyTorch to split it over its threads
+        time.sleep(3600)
+
+    for _ in range(count):
+        threading.Thread(target=work, daemon=True).start()
+    time.sleep(1)
+
+
+def openmp_build() -> bool:
+    """Whether this llama-cpp-python's CPU backend links OpenMP's runtime (built without GGML_OPENMP=OFF)."""
+    library = next((Path(llama_cpp.__file__).parent / "lib").glob("libggml-cpu.so*"))
+    return "libgomp" in subprocess.run(["ldd", str(library)], capture_output=True, text=True, check=True).stdout
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=DEFAULT_MODEL.partition(":")[2], help="an embedded controller's name")
@@ -51,11 +81,14 @@ def main() -> None:
     args = parser.parse_args()
     path = str(gguf_path(args.model))
     cores = available_cores()
-    settings = [(cores, 64, False), (cores, 512, False), (cores, 64, True), (1, 64, False)]
-    for threads, n_batch, flash_attn in settings:
+    print(f"openmp={'yes' if openmp_build() else 'no'}", flush=True)
+    settings = [(cores, 64, False, 0), (cores, 512, False, 0), (cores, 64, True, 0), (1, 64, False, 0)]
+    for threads, n_batch, flash_attn, beside in [*settings, (cores, 64, False, PYTORCH_THREADS)]:
+        if beside:
+            start_pytorch_threads(beside)
         prompt, decode = measure(path, threads, n_batch, flash_attn, args.prompt_tokens, args.decode_tokens)
         print(
-            f"threads={threads} n_batch={n_batch} flash_attn={flash_attn}"
+            f"threads={threads} n_batch={n_batch} flash_attn={flash_attn} pytorch_threads_beside={beside}"
             f" prompt_tok_s={prompt:.1f} decode_tok_s={decode:.1f}",
             flush=True,
         )

@@ -23,7 +23,7 @@ import pytest
 from langgraph_server import free_port
 
 from hugginggraph.tools.llama_cpp.gguf_weights import ControllerNotInstalled, gguf_path
-from hugginggraph.tools.llama_cpp.local_llama import LLAMA_CPP_REQUIREMENT, available_cores
+from hugginggraph.tools.llama_cpp.local_llama import LLAMA_CPP_BUILD, LLAMA_CPP_REQUIREMENT, available_cores
 
 CONTROLLER = "qwen2.5-coder-0.5b"
 """The smaller controller: it plans about twice as fast as the default, and these tests check the wiring, not plans."""
@@ -71,7 +71,7 @@ def llama_cpp_server(root: Path, controller: str = CONTROLLER, n_ctx: int = N_CT
     if missing:
         pytest.fail(
             f"llama-cpp-python's server cannot run here ({', '.join(missing)} not installed): "
-            f"CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install '{SERVER_REQUIREMENT}'"
+            f"{LLAMA_CPP_BUILD} pip install '{SERVER_REQUIREMENT}'"
         )
     try:
         gguf = gguf_path(controller)

@@ -6,7 +6,7 @@ schema into a grammar and samples only tokens that keep the reply inside it, and
 
 llama.cpp's default build compiles for the build machine's CPU, and on VMs that fault on AMX it crashes on the
 first token. llama-cpp-python 0.3.36 does not expose `use_extra_bufts` (the load-time switch that avoids it), so
-the fix is the build: `CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36` (portable AVX2).
+the fix is the build (`LLAMA_CPP_BUILD`: portable AVX2, and without OpenMP).
 """
 
 from __future__ import annotations
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from llama_cpp import LlamaGrammar
 
 LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
+
+LLAMA_CPP_BUILD = 'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF"'
+"""How llama-cpp-python is built (PyPI ships only its source). Portable: the native build crashes on VMs that
+fault on AMX. Without OpenMP, on ggml's own threads: PyTorch brings its OpenMP runtime (libgomp) into the same
+process, llama.cpp's build then shares it, and once PyTorch's worker threads and llama.cpp's together outnumber the
+cores, libgomp stops spinning at its barriers and sleeps at each of the hundreds a token takes: decoding ran a
+quarter slower beside the expert models and the demo retrieval (docs/speed.md, `benchmarks/llama_settings.py`)."""
 
 
 def available_cores() -> int:
@@ -290,8 +297,8 @@ def local_chat_model(name: str, data_dir: Path | None = None, **options: Any) ->
     if find_spec("llama_cpp") is None:
         raise ControllerNotInstalled(
             "the local controller needs llama-cpp-python, which PyPI ships as source only; build it with: "
-            f"CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install '{LLAMA_CPP_REQUIREMENT}' (about 15 minutes; the flag "
-            "avoids a crash on CPUs whose AMX the VM does not allow)"
+            f"{LLAMA_CPP_BUILD} pip install '{LLAMA_CPP_REQUIREMENT}' (about 15 minutes; the flags avoid a crash on "
+            "CPUs whose AMX the VM does not allow, and a slower decoding beside PyTorch)"
         )
     weights = gguf_path(name, data_dir)
     options.setdefault("prompt_states_dir", str(weights.parent.parent / "prompt-states"))

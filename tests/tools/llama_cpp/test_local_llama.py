@@ -32,6 +32,7 @@ from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.llama_cpp import local_llama
 from hugginggraph.tools.llama_cpp.gguf_weights import ControllerNotInstalled, install_hint, missing_requirements
 from hugginggraph.tools.llama_cpp.local_llama import (
+    LLAMA_CPP_BUILD,
     LLAMA_CPP_REQUIREMENT,
     LocalLlamaChatModel,
     _grammar,
@@ -42,7 +43,7 @@ from hugginggraph.tools.tasks import TASKS
 
 needs_llama_cpp = pytest.mark.skipif(
     find_spec("llama_cpp") is None,
-    reason=f'llama-cpp-python is not installed: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install {LLAMA_CPP_REQUIREMENT}',
+    reason=f"llama-cpp-python is not installed: {LLAMA_CPP_BUILD} pip install {LLAMA_CPP_REQUIREMENT}",
 )
 
 CONTROLLER = "qwen2.5-coder-0.5b"
@@ -538,7 +539,7 @@ def test_the_cases_use_known_tasks_and_offer_the_best_choice():
 
 def test_without_llama_cpp_the_factory_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(local_llama, "find_spec", lambda name: None)
-    with pytest.raises(ControllerNotInstalled, match='CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install'):
+    with pytest.raises(ControllerNotInstalled, match=re.escape(f"{LLAMA_CPP_BUILD} pip install")):
         local_chat_model(CONTROLLER)
 
 
