@@ -60,14 +60,17 @@ def results_for_prompt(results: list[TaskResult]) -> str:
     return "\n".join(lines)
 
 
-def confine_paths(answer: str, real_paths: set[str]) -> str:
-    """Keep file paths that exist among `real_paths`; a bare file name of a real file becomes its full path;
-    anything else is marked as not a real file."""
-    by_name = {Path(path).name: path for path in real_paths}
+def confine_paths(answer: str, made: set[str], given: set[str] = frozenset()) -> str:
+    """Keep file paths that exist among the files the run `made` or was `given`. A bare name of a file it made
+    becomes its full path (the user has not seen where it went); a bare name of a file it was given stays as the
+    user knows it ("sign.png"), so the answer streamed is the answer kept. Anything else is marked as not a real
+    file."""
+    by_name = {Path(path).name: path for path in made}
+    given_names = {Path(path).name for path in given}
 
     def check(match: re.Match[str]) -> str:
         named = match.group(0)
-        if named in real_paths:
+        if named in made or named in given or named in given_names:
             return named
         if named in by_name:
             return by_name[named]
@@ -76,17 +79,21 @@ def confine_paths(answer: str, real_paths: set[str]) -> str:
     return MEDIA_PATH.sub(check, answer)
 
 
-def _real_paths(state: GraphState, results: list[TaskResult]) -> set[str]:
-    """The files an answer may name: what the tasks wrote, the files given, and the files the plan read, which a
-    request may name in its words ("read sign.png") without giving them as files."""
-    made = {artifact.path for result in results for artifact in result.artifacts if Path(artifact.path).is_file()}
+def _made_paths(results: list[TaskResult]) -> set[str]:
+    """The files the tasks wrote, which an answer may name."""
+    return {artifact.path for result in results for artifact in result.artifacts if Path(artifact.path).is_file()}
+
+
+def _given_paths(state: GraphState) -> set[str]:
+    """The files given, and the files the plan read, which a request may name in its words ("read sign.png")
+    without giving them as files: an answer may name them too."""
     read = {
         value
         for task in state.get("plan", [])
         for key, value in task.args.items()
         if key in MEDIA_MODALITIES and isinstance(value, str) and _is_file(value)
     }
-    return made | read | set(state.get("files", []))
+    return read | set(state.get("files", []))
 
 
 def _is_file(value: str) -> bool:
@@ -149,7 +156,7 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
         raise
     except Exception as error:  # the results are real and paid for: report them without the LLM
         return _without_lead(state, f"{type(error).__name__}: {error}")
-    lead = confine_paths(reply.strip(), _real_paths(state, results))
+    lead = confine_paths(reply.strip(), _made_paths(results), _given_paths(state))
     return f"{lead}\n\n{report}" if lead else report
 
 

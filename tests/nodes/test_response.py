@@ -16,6 +16,16 @@ def test_real_paths_stay_bare_names_are_completed_invented_ones_are_marked(tmp_p
     assert "[no such file: ./cat.jpg]" in confined
 
 
+def test_a_given_file_keeps_the_name_the_answer_gives_it(tmp_path: Path):
+    """The streamed lead said "sign.png"; completing it to a full path made the kept answer differ from the one
+    shown, and the CLI printed the lead a second time under "Final answer:"."""
+    given, made = tmp_path / "sign.png", tmp_path / "artifacts" / "task-0-speech.wav"
+    answer = "sign.png says hello; I read it aloud in task-0-speech.wav, not in sign.wav."
+    assert confine_paths(answer, {str(made)}, {str(given)}) == (
+        f"sign.png says hello; I read it aloud in {made}, not in [no such file: sign.wav]."
+    )
+
+
 def test_text_without_paths_is_untouched():
     text = "The picture shows 3 people (score 0.91); version 2.0 of the model. e.g. done."
     assert confine_paths(text, set()) == text
@@ -60,7 +70,7 @@ async def test_a_file_the_request_names_in_words_is_real_in_the_answer(make_cont
     out = await run_graph(context)
 
     lead = out["answer"].split("\n\n")[0]
-    assert lead == f"The text on {tmp_path / 'sign.png'} says hello; [no such file: photo.png] was never read."
+    assert lead == "The text on sign.png says hello; [no such file: photo.png] was never read."
 
 
 async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):
