@@ -46,15 +46,18 @@ RANDOM_WEIGHTS_NOTE = "(made by a model with random weights: this is noise, not 
 
 
 def results_for_prompt(results: list[TaskResult]) -> str:
-    """The results as short labelled lines: small controllers copy JSON back instead of answering from it."""
+    """The results as short labelled lines: small controllers copy JSON back instead of answering from it. Files go
+    by their names, and no model is named: the prompt asks for neither in the answer, and a run folder's path, twice
+    for a runner whose text output is its file, was the longest part of the prompt a local controller evaluates
+    (`confine_paths` gives a named file its full path back)."""
     lines = []
     for result in results:
-        model = f", model {result.model_id}" if result.model_id else ""
-        lines.append(f"Task {result.task_id} ({result.task}{model}): {result.status}")
-        if result.text:
+        paths = [artifact.path for artifact in result.artifacts]
+        lines.append(f"Task {result.task_id} ({result.task}): {result.status}")
+        if result.text and result.text not in paths:
             lines.append(f"  output: {result.text[:OUTPUT_CHARS]}")
-        if result.artifacts:
-            lines.append(f"  files: {', '.join(artifact.path for artifact in result.artifacts)}")
+        if paths:
+            lines.append(f"  files: {', '.join(Path(path).name for path in paths)}")
         if result.error:
             lines.append(f"  why: {result.error}")
     return "\n".join(lines)

@@ -51,7 +51,7 @@ async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_c
     context.llm.respond = answer
     out = await run_graph(context)
     path = out["results"][0].artifacts[0].path
-    assert Path(path).is_file() and path in seen[0]
+    assert Path(path).is_file() and "files: task-0-drawing.png" in seen[0]  # its name: the lead gets the path back
     lead, report = out["answer"].split("\n\n")
     assert lead == f"I drew {path} and also saved [no such file: /home/me/extra.png]."
     assert report == f"- I drew \u201ca cat\u201d: {path}"
@@ -173,11 +173,10 @@ def test_results_reach_the_controller_as_labelled_lines_not_json():
         TaskResult(task_id=2, task="translation", status="skipped", error="task 1 failed"),
     ]
     assert results_for_prompt(results).splitlines() == [
-        "Task 0 (image-to-text, model m/caption): ok",
+        "Task 0 (image-to-text): ok",
         "  output: a cat on a mat",
-        "Task 1 (text-to-speech, model m/tts): ok",
-        "  output: /runs/t/task-1-speech.wav",
-        "  files: /runs/t/task-1-speech.wav",
+        "Task 1 (text-to-speech): ok",
+        "  files: task-1-speech.wav",
         "Task 2 (translation): skipped",
         "  why: task 1 failed",
     ]
