@@ -13,7 +13,7 @@ the LLM budget is spent (the report alone), else by the LLM, told why the run st
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -63,7 +63,7 @@ def results_for_prompt(results: list[TaskResult]) -> str:
     return "\n".join(lines)
 
 
-def confine_paths(answer: str, made: set[str], given: set[str] = frozenset()) -> str:
+def confine_paths(answer: str, made: Collection[str], given: Collection[str] = ()) -> str:
     """Keep file paths that exist among the files the run `made` or was `given`. A bare name of a file it made
     becomes its full path (the user has not seen where it went); a bare name of a file it was given stays as the
     user knows it ("sign.png"), so the answer streamed is the answer kept. Anything else is marked as not a real
