@@ -82,8 +82,14 @@ def main() -> None:
     path = str(gguf_path(args.model))
     cores = available_cores()
     print(f"openmp={'yes' if openmp_build() else 'no'}", flush=True)
-    settings = [(cores, 64, False, 0), (cores, 512, False, 0), (cores, 64, True, 0), (1, 64, False, 0)]
-    for threads, n_batch, flash_attn, beside in [*settings, (cores, 64, False, PYTORCH_THREADS)]:
+    settings = [
+        (cores, 64, False, 0),
+        (cores, 512, False, 0),
+        (cores, 64, True, 0),
+        (1, 64, False, 0),
+        (cores, 64, False, PYTORCH_THREADS),  # last: the threads stay alive
+    ]
+    for threads, n_batch, flash_attn, beside in settings:
         if beside:
             start_pytorch_threads(beside)
         prompt, decode = measure(path, threads, n_batch, flash_attn, args.prompt_tokens, args.decode_tokens)
