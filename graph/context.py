@@ -58,6 +58,10 @@ StepsAid = Literal["none", "inline", "first"]
 before the tasks."""
 
 
+StepChooserAid = Literal["trained", "neighbours"]
+"""What judges each step's task type for the step vote."""
+
+
 @dataclass(frozen=True)
 class PlanningAids:
     """What the planner is given besides the request; each aid was measured on TaskBench (docs/planning.md)."""
@@ -77,6 +81,9 @@ class PlanningAids:
     """With steps (inline, or listed first with one per task) and retrieved demos (the vote uses the same embedder):
     the demo bank's labelled steps most like a task's step vote on its task type; a clear winner whose media inputs
     the task has replaces the controller's choice."""
+    step_chooser: StepChooserAid = "trained"
+    """What judges a step for the vote: a classifier trained on labelled step phrases (`tools/step_chooser.py`;
+    the bank's neighbours when its weights are absent), or the bank's nearest labelled steps."""
     back_references: bool = True
     """A text-only task given words that stand for an earlier result ("the summary", or its own step repeated)
     reads the nearest earlier text output instead (planning/back_references.py)."""

@@ -29,6 +29,7 @@ from hugginggraph.planning.step_vote import retype_by_steps
 from hugginggraph.prompts import render
 from hugginggraph.tools.demo_bank import Demo, DemoBank, names_file
 from hugginggraph.tools.llm_json import ask_json, storable
+from hugginggraph.tools.step_chooser import ChooserWeights, StepTyper, trained_chooser
 from hugginggraph.tools.tasks import TaskSpec
 
 
@@ -69,6 +70,9 @@ class Planner:
     """First replies of an earlier evaluation with the same controller, by `prompt_key`. A first call whose prompt
     has a saved reply is answered with it: under greedy decoding the controller would give the same reply, so an
     evaluation of what comes after it (the vote, the wiring, validation, the fix pass) takes minutes, not hours."""
+    chooser_weights: ChooserWeights | None = None
+    """The step chooser's weights (`PlanningAids.step_chooser`); None: the shipped ones. An evaluation measures a
+    chooser trained without the records it plans."""
 
     @classmethod
     def from_context(cls, context: HuggingGraphContext) -> Planner:
@@ -129,12 +133,16 @@ class Planner:
         them, as the aids say."""
         if self.aids.step_vote and self.aids.steps != "none" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
-            items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self.demo_bank, self.tasks)
+            items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self._step_judge(), self.tasks)
             draft = replace(draft, items=items, retyped=retyped)
         if self.aids.back_references:
             items, rewired = wire_back_references(draft.items, request, self.tasks)
             draft = replace(draft, items=items, rewired=rewired)
         return draft
+
+    def _step_judge(self) -> StepTyper:
+        chooser = trained_chooser(self.demo_bank, self.chooser_weights) if self.aids.step_chooser == "trained" else None
+        return chooser or self.demo_bank
 
     def _schema(self) -> type[PlanOutput]:
         return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)

@@ -3,7 +3,8 @@
 A small controller says what each step of a plan does, in the request's words, far better than it names the task
 type for it: "translate the result into Spanish" comes with text-generation, "find the capital in the document"
 with text-to-speech. Each task's step phrase is compared with the demo bank's labelled steps
-(`DemoBank.tasks_for_steps`), and the vote corrects the type in two cases:
+(`DemoBank.tasks_for_steps`), or put to a chooser trained on many more of them (`tools/step_chooser.py`), and the
+vote corrects the type in two cases:
 
 - **a clear vote**: the type the nearest labelled steps clearly agree on replaces the controller's;
 - **a doubted type**: a task that makes audio, an image or a video out of text, whose step never speaks of such
@@ -11,8 +12,9 @@ with text-to-speech. Each task's step phrase is compared with the demo bank's la
   takes the type the nearest labelled steps of the other types vote for, even without a clear majority: any
   reading of its step beats one the step rules out.
 
-Either way the task must already have the new type's media inputs (a missing text input becomes the step's own
-words, e.g. the question for visual-question-answering). A clear vote must also keep the plan's data flow: where
+Either way the task must have the new type's media inputs: its own, or one found for it (a file of that kind its
+step names, else the nearest earlier task's output of that kind). A missing text input becomes the step's own
+words, e.g. the question for visual-question-answering. A clear vote must also keep the plan's data flow: where
 later tasks read the task's output, the new type must make the kind they read (text-to-image whose picture a later
 task edits stays an image maker). A doubted type's readers were planned on the same mistake, so they do not bind it.
 No LLM call: embedding the steps takes milliseconds.
@@ -25,8 +27,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hugginggraph.planning.references import REFERENCE
-from hugginggraph.tools.demo_bank import DemoBank
-from hugginggraph.tools.tasks import TaskSpec
+from hugginggraph.tools.step_chooser import StepTyper
+from hugginggraph.tools.tasks import EXTENSIONS_OF, TaskSpec
 
 _MEDIA_WORDS = {
     "audio": re.compile(
@@ -40,7 +42,7 @@ _MEDIA_WORDS = {
 """Words a step uses when it asks for media of a kind: a step that makes such media without one of them is doubted."""
 
 
-def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
+def retype_by_steps(items: list[Any], judge: StepTyper, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
     """The plan with task types corrected by the step vote (see the module docstring), and how many changed.
     Tasks without a step phrase keep their type."""
     stepped = [
@@ -52,12 +54,16 @@ def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSp
         return items, 0
     read_as = _kinds_read(items)
     revised, retyped = list(items), 0
-    for index, voted in zip(stepped, bank.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
+    for index, voted in zip(stepped, judge.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
         item, task_id = items[index], items[index].get("id")
         kinds_read = read_as.get(task_id, set()) if isinstance(task_id, int) else set()
-        task = voted if voted in _fitting_types(item, tasks, kinds_read) else _doubt_vote(item, bank, tasks)
+        spec = tasks.get(voted) if voted is not None else None
+        found = _found_media(item, spec, items[:index], tasks) if spec is not None else None
+        if spec is not None and found and (not kinds_read or spec.output in kinds_read):
+            item = {**item, "args": {**_args(item), **found}}
+        task = voted if voted in _fitting_types(item, tasks, kinds_read) else _doubt_vote(item, judge, tasks)
         if task is not None and task != item.get("task"):
-            args = item["args"] if isinstance(item.get("args"), dict) else {}
+            args = _args(item)
             revised[index] = {
                 **item,
                 "task": task,
@@ -67,7 +73,7 @@ def retype_by_steps(items: list[Any], bank: DemoBank, tasks: Mapping[str, TaskSp
     return revised, retyped
 
 
-def _doubt_vote(item: dict[str, Any], bank: DemoBank, tasks: Mapping[str, TaskSpec]) -> str | None:
+def _doubt_vote(item: dict[str, Any], judge: StepTyper, tasks: Mapping[str, TaskSpec]) -> str | None:
     """For a task whose type makes media its step never speaks of, the type of another output kind, with the task's
     media inputs, that its step's nearest labelled steps vote for most; None for any other task. The later tasks
     reading its output do not bind it: they were planned on the same mistake."""
@@ -79,13 +85,41 @@ def _doubt_vote(item: dict[str, Any], bank: DemoBank, tasks: Mapping[str, TaskSp
         return None
     fits = _fitting_types(item, tasks, kinds_read=set())
     others = {name: tasks[name] for name in fits if tasks[name].output != spec.output}
-    return bank.tasks_for_steps([item["step"]], others, majority=0.0)[0] if others else None
+    return judge.tasks_for_steps([item["step"]], others, majority=0.0)[0] if others else None
+
+
+def _found_media(
+    item: dict[str, Any], spec: TaskSpec, earlier: list[Any], tasks: Mapping[str, TaskSpec]
+) -> dict[str, str] | None:
+    """The media inputs of `spec` the task lacks, each found: a file of that kind its step names ("apply the changes
+    to photo.png"), else the output of the nearest earlier task that makes that kind, as a chain of steps means.
+    None when one of them is found nowhere."""
+    found: dict[str, str] = {}
+    for kind in set(spec.inputs) - {"text"} - set(_args(item)):
+        named = re.search(rf"[\w\-]+\.(?:{'|'.join(EXTENSIONS_OF[kind])})\b", item["step"], re.IGNORECASE)
+        makers = [earlier_item["id"] for earlier_item in earlier if _makes(earlier_item, kind, tasks)]
+        if not (named or makers):
+            return None
+        found[kind] = named.group(0) if named else f"<GENERATED>-{makers[-1]}"
+    return found
+
+
+def _makes(item: Any, kind: str, tasks: Mapping[str, TaskSpec]) -> bool:
+    """Whether a planned task, with an id to refer to, makes `kind`."""
+    if not isinstance(item, dict) or not isinstance(item.get("id"), int) or not isinstance(item.get("task"), str):
+        return False
+    spec = tasks.get(item["task"])
+    return spec is not None and spec.output == kind
+
+
+def _args(item: dict[str, Any]) -> dict[str, Any]:
+    return item["args"] if isinstance(item.get("args"), dict) else {}
 
 
 def _fitting_types(item: dict[str, Any], tasks: Mapping[str, TaskSpec], kinds_read: set[str]) -> set[str]:
     """The types this task could take without breaking the plan: it has their media inputs, and they make a kind
     that the later tasks reading its output read (`kinds_read`; any kind when empty)."""
-    args = item["args"] if isinstance(item.get("args"), dict) else {}
+    args = _args(item)
     return {
         name
         for name, spec in tasks.items()

@@ -22,6 +22,12 @@ def render(name: str, **values: str) -> str:
     return Template(_read(f"{name}.md")).substitute(values)
 
 
+def read_bytes(filename: str) -> bytes | None:
+    """The binary data file `filename` (trained weights), or None when the package lacks it."""
+    resource = files(__package__).joinpath(filename)
+    return resource.read_bytes() if resource.is_file() else None
+
+
 def load_json(name: str) -> Any:
     """The data file `<name>.json` (few-shot demos, per-task instructions)."""
     return json.loads(_read(f"{name}.json"))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hugginggraph import HuggingGraphContext, Limits, build_graph, sqlite_checkpointer
@@ -19,6 +21,7 @@ from hugginggraph.testing import ScriptedChatModel, ScriptedRunner
 from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.demo_bank import STEP_MAJORITY, DemoBank
 from hugginggraph.tools.runners.base import RunnerOutput
+from hugginggraph.tools.step_chooser import ChooserWeights
 from hugginggraph.tools.tasks import TaskSpec
 
 REQUIRE_ALL = "HUGGINGGRAPH_REQUIRE_ALL"
@@ -143,6 +146,24 @@ class VotingBank(DemoBank):
     ) -> list[str | None]:
         table = self.votes if majority else {**self.votes, **self.leanings}
         return [vote if (vote := table.get(step)) in tasks else None for step in steps]
+
+
+VOCABULARY = ["read", "aloud", "translate", "french", "caption", "photo", "summary", "it"]
+
+
+def word_vectors(texts: list[str]) -> Any:
+    """Unit vectors of vocabulary word counts: a text is nearest to the one sharing most of its words."""
+    counts = np.array([[re.findall(r"\w+", text.lower()).count(word) for word in VOCABULARY] for text in texts], float)
+    return counts / np.maximum(np.linalg.norm(counts, axis=1, keepdims=True), 1e-9)
+
+
+def weights_for(words: dict[str, str], strength: float = 10.0) -> ChooserWeights:
+    """Weights giving each word's task type a logit of `strength` per occurrence."""
+    classes = tuple(sorted(set(words.values())))
+    weights = np.zeros((len(VOCABULARY), len(classes)))
+    for word, task in words.items():
+        weights[VOCABULARY.index(word), classes.index(task)] = strength
+    return ChooserWeights(classes, weights, np.zeros(len(classes)))
 
 
 def stepped(step: str, task: str, task_id: int, **args: str) -> dict[str, Any]:

@@ -74,6 +74,11 @@ class DemoBank:
         planned = [(s["step"], s["task"]) for demo in self.demos for s in demo.plan if s.get("step")]
         self._steps = [(step_words(step), task) for step, task in [*planned, *labelled_steps]]
 
+    @property
+    def labelled_steps(self) -> list[tuple[str, str]]:
+        """Every (step words, task type) that votes: the plans' steps and the extra labelled ones."""
+        return list(self._steps)
+
     def static(self, count: int, tasks: Mapping[str, TaskSpec]) -> list[Demo]:
         return [demo for demo in self.demos if demo.shown and demo.uses_only(tasks)][:count]
 

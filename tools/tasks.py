@@ -20,9 +20,14 @@ AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg")
 """Sound files the local audio tasks decode (libsndfile, in `runners.task_inputs.read_audio`); only these are offered
 as media. AAC (`m4a`) is left out because libsndfile cannot read it."""
 
-MEDIA_EXTENSIONS = "|".join(
-    ("jpe?g", "png", "gif", "bmp", "tiff", "webp", *AUDIO_EXTENSIONS, "mp4", "avi", "mov", "mkv", "webm")
-)
+EXTENSIONS_OF: dict[Modality, tuple[str, ...]] = {
+    "image": ("jpe?g", "png", "gif", "bmp", "tiff", "webp"),
+    "audio": AUDIO_EXTENSIONS,
+    "video": ("mp4", "avi", "mov", "mkv", "webm"),
+}
+"""Each media kind's file-name endings, as regular expressions."""
+
+MEDIA_EXTENSIONS = "|".join(ending for endings in EXTENSIONS_OF.values() for ending in endings)
 """File-name endings read as media files wherever a file name is looked for in text (requests, steps, answers),
 as a regular-expression alternation."""
 

@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import VotingBank, stepped
+from conftest import VotingBank, stepped, weights_for, word_vectors
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
@@ -14,6 +14,7 @@ from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import demo_reply, plan_items, plan_schema, reply_plan
 from hugginggraph.planning.planner import Planner
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools import step_chooser
 from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.tasks import TASKS
 
@@ -118,6 +119,30 @@ async def test_the_planner_votes_on_task_types_only_with_steps_retrieval_and_the
     draft = await Planner(llm, TASKS, PlanningAids(**aids), bank).draft(ASK, ["car.jpg"])
     assert draft.retyped == retyped
     assert draft.items[0]["task"] == ("visual-question-answering" if retyped else "image-to-text")
+
+
+class VotingBankWithWords(VotingBank):
+    """A voting table whose embedder counts words, so a trained chooser can judge the steps instead."""
+
+    def embedder(self) -> Any:
+        return word_vectors
+
+
+@pytest.mark.parametrize(
+    ("aids", "weights", "task"),
+    [
+        ({}, weights_for({"caption": "image-to-text"}), "image-to-text"),
+        ({"step_chooser": "neighbours"}, weights_for({"caption": "image-to-text"}), "visual-question-answering"),
+        ({}, None, "visual-question-answering"),  # no weights shipped with this bank's embedder: the bank votes
+    ],
+)
+async def test_the_trained_chooser_judges_the_steps_unless_told_otherwise(aids, weights, task, monkeypatch):
+    monkeypatch.setattr(step_chooser, "shipped_weights", lambda: None)
+    plan = [stepped("caption the photo", "image-classification", 0, image="car.jpg")]
+    bank = VotingBankWithWords({"caption the photo": "visual-question-answering"})
+    planner = Planner(ScriptedChatModel(plan=plan), TASKS, PlanningAids(**aids), bank, chooser_weights=weights)
+    draft = await planner.draft("caption the photo car.jpg", ["car.jpg"])
+    assert draft.items[0]["task"] == task
 
 
 async def test_steps_listed_first_go_into_their_tasks_and_are_voted_on():

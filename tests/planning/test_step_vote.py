@@ -102,3 +102,29 @@ def test_the_labelled_text_steps_do_not_outvote_the_steps_of_other_text_tasks():
     # hugginggraph demo's controller names text-classification for its summary step: the vote must still mend it.
     plan = [stepped("summarize what it asks for", "text-classification", 0, text="<GENERATED>-1")]
     assert retype_by_steps(plan, default_demo_bank(), TASKS)[0][0]["task"] == "summarization"
+
+
+def test_a_voted_type_takes_the_media_file_its_step_names_where_the_task_lacks_it():
+    step = "apply the changes from the notes to photo.png"
+    plan = [stepped(step, "text-to-speech", 0, text="the notes")]
+    revised, retyped = retype_by_steps(plan, VotingBank({step: "image-to-image"}), TASKS)
+    assert retyped == 1
+    assert revised[0]["args"] == {"image": "photo.png", "text": "the notes"}
+
+
+def test_a_voted_type_reads_the_nearest_earlier_task_making_the_media_it_lacks():
+    step = "identify the emotion in the speech"
+    plan = [
+        stepped("say hello", "text-to-speech", 0, text="hello"),
+        stepped("draw it", "text-to-image", 1, text="a cat"),
+        stepped(step, "token-classification", 2, text="the speech"),
+    ]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "audio-classification"}), TASKS)
+    assert revised[2]["task"] == "audio-classification"
+    assert revised[2]["args"] == {"audio": "<GENERATED>-0"}
+
+
+def test_a_voted_type_whose_media_is_found_nowhere_is_not_taken():
+    step = "identify the emotion in the speech"
+    plan = [stepped(step, "token-classification", 0, text="the speech")]
+    assert retype_by_steps(plan, VotingBank({step: "audio-classification"}), TASKS) == (plan, 0)

@@ -102,6 +102,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
         "fix_pass": True,
         "steps": "inline",
         "step_vote": True,
+        "step_chooser": "trained",
         "back_references": True,
         "direct_gate": True,
         "repair": True,

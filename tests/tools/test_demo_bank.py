@@ -3,22 +3,11 @@ word-count embedder keeps these tests exact and fast; the last test uses MiniLM 
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-import numpy as np
 import pytest
+from conftest import word_vectors
 
 from hugginggraph.tools.demo_bank import Demo, DemoBank, default_demo_bank, minilm_embedder, step_words
 from hugginggraph.tools.tasks import TASKS
-
-VOCABULARY = ["read", "aloud", "translate", "french", "caption", "photo", "summary", "it"]
-
-
-def word_vectors(texts: list[str]) -> Any:
-    """Unit vectors of vocabulary word counts: a text is nearest to the one sharing most of its words."""
-    counts = np.array([[re.findall(r"\w+", text.lower()).count(word) for word in VOCABULARY] for text in texts], float)
-    return counts / np.maximum(np.linalg.norm(counts, axis=1, keepdims=True), 1e-9)
 
 
 def demo(request: str, *steps: tuple[str, str], shown: bool = True) -> Demo:

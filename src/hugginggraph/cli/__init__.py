@@ -29,6 +29,7 @@ def parser() -> argparse.ArgumentParser:
         run_commands.add_resume,
         runs_commands.add_history,
         eval_command.add_eval,
+        eval_command.add_train_step_chooser,
         runs_commands.add_runs,
         models_command.add_models,
     ):

@@ -23,3 +23,19 @@ def add_eval(commands: Commands) -> None:
     add_arguments(evaluation)
     configuration_flags(evaluation)
     evaluation.set_defaults(run=_eval)
+
+
+def _train_step_chooser(args: argparse.Namespace) -> int:
+    from hugginggraph.taskbench.step_chooser_training import run_command
+
+    return run_command(args)
+
+
+def add_train_step_chooser(commands: Commands) -> None:
+    from hugginggraph.taskbench.step_chooser_training import add_arguments
+
+    training = commands.add_parser(
+        "train-step-chooser", help="train the planner's step chooser on TaskBench's tune part and the demo bank"
+    )
+    add_arguments(training)
+    training.set_defaults(run=_train_step_chooser)

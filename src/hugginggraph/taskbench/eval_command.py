@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
-from hugginggraph.graph.context import PlanningAids, StepsAid
+from hugginggraph.graph.context import PlanningAids, StepChooserAid, StepsAid
 from hugginggraph.planning.planner import Planner
 from hugginggraph.taskbench.predictions import plan_records, saved_replies, score
 from hugginggraph.taskbench.records import (
@@ -30,6 +30,7 @@ from hugginggraph.taskbench.records import (
 )
 from hugginggraph.taskbench.report import EvalReport, markdown, plot
 from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.step_chooser import ChooserWeights
 from hugginggraph.tools.tasks import TASKS
 
 
@@ -59,8 +60,12 @@ class EvalOptions(BaseModel):
     fix_pass: bool = PlanningAids.fix_pass
     steps: StepsAid = PlanningAids.steps
     step_vote: bool = PlanningAids.step_vote
+    step_chooser: StepChooserAid = PlanningAids.step_chooser
     back_references: bool = PlanningAids.back_references
     direct_gate: bool = PlanningAids.direct_gate
+    chooser_weights: Path | None = None
+    """Weights for the step chooser (`hugginggraph train-step-chooser`), e.g. trained without the records planned
+    here; None: the shipped ones."""
     repair: bool = True
     """Score validated, repaired plans (what the graph runs) rather than the planner's raw output."""
     replies_from: Path | None = None
@@ -92,7 +97,7 @@ class EvalMismatch(ValueError):
 _AIDS = tuple(aid.name for aid in fields(PlanningAids) if aid.name in EvalOptions.model_fields)
 """The planning aids an evaluation sets. Not replanning: it acts on tasks that ran, and an evaluation runs none."""
 
-_PLANNING_OPTIONS = {"tools", "repair", *_AIDS}
+_PLANNING_OPTIONS = {"tools", "repair", "chooser_weights", *_AIDS}
 """What a saved prediction depends on (with the model); which records are scored does not matter."""
 
 
@@ -122,7 +127,10 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
     tool_desc = options.tool_desc()
     tasks = tool_registry(tool_desc) if tool_desc else TASKS
     output_types = tool_output_types(tool_desc) if tool_desc else {t: spec.output for t, spec in TASKS.items()}
-    planner = Planner(llm, tasks, options.aids, default_demo_bank(), saved_replies=_replies(options, model))
+    weights = ChooserWeights.read(options.chooser_weights.read_bytes()) if options.chooser_weights else None
+    planner = Planner(
+        llm, tasks, options.aids, default_demo_bank(), saved_replies=_replies(options, model), chooser_weights=weights
+    )
     predictions = await plan_records(planner, records, options.out / "predictions.jsonl", options.repair, progress)
     made = [predictions[record.id] for record in records]
     scores = score(records, predictions, output_types)
@@ -203,6 +211,13 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
         choices=get_args(StepsAid),
         default=PlanningAids.steps,
         help="have the planner say each step in words: inline in each task, or listed first",
+    )
+    command.add_argument("--chooser-weights", type=Path, help="the step chooser's weights (default: the shipped ones)")
+    command.add_argument(
+        "--step-chooser",
+        choices=get_args(StepChooserAid),
+        default=PlanningAids.step_chooser,
+        help="what judges each step's task type for the vote: the trained chooser or the demo bank's neighbours",
     )
     for flag, about in [
         ("--no-modalities", "list task types without their input and output kinds"),

@@ -51,6 +51,14 @@ class TaskBenchRecord(BaseModel):
     scripts write."""
     type: PlanShape
     task_nodes: list[TaskNode]
+    task_steps: list[str] = Field(default_factory=list)
+    """The steps in words ("Step 1: Use the Image-to-Text tool to ..."), in TaskBench's released records; only the
+    step chooser's training reads them, and an odd value reads as none."""
+
+    @field_validator("task_steps", mode="before")
+    @classmethod
+    def _steps_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, list) and all(isinstance(step, str) for step in value) else []
 
     @property
     def files(self) -> list[str]:
@@ -75,9 +83,9 @@ SkipReason = Literal[
 ]
 """Why a line of a TaskBench file is not scored: it is not a record, it lacks what planning needs (a string `id`,
 the request) or what scoring needs (`type` single, chain or dag; `task_nodes` a list of nodes each naming its task),
-or its id was taken by an earlier record (predictions are kept by id). `task_links` and `task_steps` are never
-read, the links being read from `<node-j>` arguments as TaskBench's metrics do: a missing or odd one skips
-nothing."""
+or its id was taken by an earlier record (predictions are kept by id). `task_links` are never read, the links being
+read from `<node-j>` arguments as TaskBench's metrics do, and `task_steps` only to train the step chooser: a missing
+or odd one skips nothing."""
 
 _FIELD_REASONS: dict[str, SkipReason] = {"id": "no id", "instruction": "no request", "type": "unknown type"}
 """The reason for a record whose field of this name did not validate (`task_nodes` has two of its own)."""
