@@ -47,14 +47,23 @@ def request(n: int) -> str:
     return f"job-{n}: summarize, translate and continue this"
 
 
+STEPS = {
+    "summarization": "summarize the notes",
+    "translation": "translate the notes",
+    "text-generation": "continue the notes",
+    "text-classification": "classify the notes",
+}
+"""Each task's step phrase, in the words a controller writes, which the step vote keeps as that task."""
+
+
 def marked_plan(text: str, tasks: Sequence[str]) -> list[dict[str, Any]]:
     """One task per name in `tasks`: the first on a text carrying the marker found in `text` (the request), the
-    others on the first's output. Each step phrase names its task, so the step vote keeps it."""
+    others on the first's output."""
     marker = MARKER.search(text)
     notes = f"notes of {marker.group() if marker else '?'}"
     return [
         {
-            "step": f"{task.replace('-', ' ')} of the notes",
+            "step": STEPS[task],
             "task": task,
             "id": i,
             "dep": [0] if i else [-1],
