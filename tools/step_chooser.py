@@ -42,9 +42,9 @@ class ChooserWeights:
 
     classes: tuple[str, ...]
     weights: Any
-    """(dimensions, classes) float32 array."""
+    """(dimensions, classes) array; float32 once saved."""
     bias: Any
-    """(classes,) float32 array."""
+    """(classes,) array; float32 once saved."""
 
     def save(self, path: Path) -> None:
         import numpy as np

@@ -63,7 +63,7 @@ def _spelled(task: str) -> str:
 
 
 def fit(steps: Sequence[LabelledStep], embed: Embed, l2: float = L2_PENALTY) -> ChooserWeights:
-    """A softmax regression from the steps' vectors to their task types."""
+    """A softmax regression from the steps' vectors to their task types (stored as float32 by `save`)."""
     import numpy as np
     import torch
 
@@ -81,9 +81,7 @@ def fit(steps: Sequence[LabelledStep], embed: Embed, l2: float = L2_PENALTY) -> 
         return value
 
     optimizer.step(loss)
-    return ChooserWeights(
-        classes, weights.detach().numpy().astype(np.float32), bias.detach().numpy().astype(np.float32)
-    )
+    return ChooserWeights(classes, weights.detach().numpy(), bias.detach().numpy())
 
 
 def training_records(
