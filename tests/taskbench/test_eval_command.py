@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import weights_for
 from langchain_openai import ChatOpenAI
 from openai_fake import FakeOpenAI, isolate_client
 from pydantic import SecretStr
@@ -128,6 +129,7 @@ async def test_an_evaluation_writes_predictions_scores_summary_and_chart(data, t
     # Record 1's plan adds text-to-speech and a link; record 2's is the truth: 3 task types of 4 right, 1 link of 2.
     assert report.counts["overall"] == {"tasks": [3, 1, 0], "links": [1, 1, 0]}
     assert "| overall | 3 | 4 | 3 | 1 | 2 | 1 |" in summary
+    assert "Links the truth has and the plans lack: 0, of which 0 join two task types the plan has" in summary
     assert "the plans lack, most often: none." in summary
     assert "where the truth has none, most often: text-to-speech (1)." in summary
     assert (out / "scores.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -161,7 +163,7 @@ async def test_a_second_run_resumes_whatever_records_it_scores_and_other_plannin
     assert "1 sampled with seed 3" in report.sample
 
     tools = data.parent / "tools.json"
-    tools.write_bytes((data.parent / "tool_desc.json").read_bytes())
+    tools.write_text(json.dumps({"nodes": TOOLS[:3]}), encoding="utf-8")
     for other, model in [
         (options(data, out, fix_pass=False), "scripted"),
         (options(data, out, demos="none"), "scripted"),
@@ -173,6 +175,27 @@ async def test_a_second_run_resumes_whatever_records_it_scores_and_other_plannin
         with pytest.raises(EvalMismatch, match="with other options"):
             await evaluate(other, ScriptedChatModel(plan=PLAN), model, progress=False)
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 2  # untouched
+
+
+async def test_files_the_plans_depend_on_count_by_their_content_when_a_run_resumes(data, tmp_path):
+    out, weights, moved = tmp_path / "results", tmp_path / "chooser.npz", tmp_path / "elsewhere.npz"
+    weights_for({"read": "text-to-speech"}).save(weights)
+    first = options(data, out, limit=1, step_vote=False, chooser_weights=weights)
+    await evaluate(first, ScriptedChatModel(plan=PLAN), "scripted", progress=False)
+
+    weights.rename(moved)
+    tools = data.parent / "copy.json"
+    tools.write_bytes((data.parent / "tool_desc.json").read_bytes())
+    resumed = ScriptedChatModel(plan=PLAN)  # the same weights moved, the same tools given by another path
+    await evaluate(
+        options(data, out, step_vote=False, chooser_weights=moved, tools=tools), resumed, "scripted", progress=False
+    )
+    assert resumed.calls == ["plan"]  # record 2 only
+
+    weights_for({"read": "translation"}).save(moved)
+    with pytest.raises(EvalMismatch, match="with other options"):
+        changed = options(data, out, step_vote=False, chooser_weights=moved)
+        await evaluate(changed, ScriptedChatModel(), "scripted", progress=False)
 
 
 async def test_the_test_and_tune_parts_split_the_records(data, tmp_path):

@@ -205,3 +205,13 @@ def test_task_types_missed_and_planned_where_the_truth_has_none_are_counted_per_
     assert total.missed_tasks == {"translation": 2, "image-to-text": 1}
     assert total.extra_tasks == {"text-to-speech": 1}
     assert (total.nodes.as_list(), total.links.as_list()) == ([1, 1, 3], [0, 1, 2])
+
+
+def test_links_missed_between_task_types_the_plan_has_are_counted_apart_from_those_missing_a_task():
+    total = PlanScores()
+    truth = [node("Image-to-Text", "photo.jpg"), node("Translation", "<node-0>"), node("Text-to-Speech", "<node-1>")]
+    # Both links missed: translation → text-to-speech lacks a task; image-to-text → translation has both its types.
+    predicted = [node("Image-to-Text", "photo.jpg"), node("Translation", "Bonjour")]
+    total.add(sets(*truth), sets(*predicted), TOOLS)
+    assert total.links.as_list() == [0, 0, 2]
+    assert total.links_missed_between_planned == 1

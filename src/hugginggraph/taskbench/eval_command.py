@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -110,9 +111,22 @@ def _saved_options(folder: Path) -> dict[str, Any] | None:
     return json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else None
 
 
+def _planning_options(options: EvalOptions, model: str) -> dict[str, Any]:
+    """What the predictions depend on, files by their content: the same weights or tools moved or copied elsewhere
+    make the same plans."""
+    planning = json.loads(options.model_dump_json(include=_PLANNING_OPTIONS))
+    files = {"tools": options.tool_desc(), "chooser_weights": options.chooser_weights}
+    digests = {name: None if path is None else _sha256(path) for name, path in files.items()}
+    return {"model": model, **planning, **digests}
+
+
+def _sha256(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _check_resumable(options: EvalOptions, model: str) -> None:
     saved = options.out / _OPTIONS_FILE
-    current = {"model": model, **json.loads(options.model_dump_json(include=_PLANNING_OPTIONS))}
+    current = _planning_options(options, model)
     if _saved_options(options.out) not in (None, current):
         raise EvalMismatch(f"{options.out} holds predictions made with other options ({saved}): use another --out")
     options.out.mkdir(parents=True, exist_ok=True)
@@ -155,6 +169,7 @@ async def evaluate(options: EvalOptions, llm: BaseChatModel, model: str, progres
         },
         missed_tasks=dict(scores["overall"].missed_tasks.most_common()),
         extra_tasks=dict(scores["overall"].extra_tasks.most_common()),
+        links_missed_between_planned=scores["overall"].links_missed_between_planned,
     )
     (options.out / "scores.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     (options.out / "summary.md").write_text(markdown(report), encoding="utf-8")

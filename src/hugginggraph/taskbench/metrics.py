@@ -121,6 +121,9 @@ class PlanScores:
     """Task type → records whose truth has it and whose plan does not."""
     extra_tasks: Counter[str] = field(default_factory=Counter)
     """Task type → records whose plan has it and whose truth does not."""
+    links_missed_between_planned: int = 0
+    """Links the truth has and the plan lacks although the plan has both their task types: the most that drawing
+    links anew, without adding tasks, could win."""
 
     def add(self, truth: PlanSets, predicted: PlanSets, tools: frozenset[str]) -> None:
         truth_nodes, predicted_nodes = truth.nodes & tools, predicted.nodes & tools
@@ -128,6 +131,9 @@ class PlanScores:
         self.missed_tasks.update(truth_nodes - predicted_nodes)
         self.extra_tasks.update(predicted_nodes - truth_nodes)
         self.links.add(truth.links, predicted.links)
+        self.links_missed_between_planned += sum(
+            source in predicted.nodes and target in predicted.nodes for source, target in truth.links - predicted.links
+        )
         self.arg_names.add(truth.arg_names, predicted.arg_names)
         self.arg_values.add(truth.arg_values, predicted.arg_values)
         self.records += 1

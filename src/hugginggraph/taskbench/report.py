@@ -46,6 +46,8 @@ class EvalReport(BaseModel):
     """Over all records, task type → records whose truth has it and whose plan does not; most first."""
     extra_tasks: dict[str, int] = {}
     """Over all records, task type → records whose plan has it and whose truth does not; most first."""
+    links_missed_between_planned: int = 0
+    """Over all records, links the truth has and the plans lack between two task types the plan has."""
 
 
 _LISTED_TYPES = 8
@@ -113,8 +115,11 @@ def _differences(report: EvalReport) -> list[str]:
             f"| {group} | {task_tp + task_fn} | {task_tp + task_fp} | {task_tp} "
             f"| {link_tp + link_fn} | {link_tp + link_fp} | {link_tp} |"
         )
+    link_fn = report.counts.get("overall", {}).get("links", [0, 0, 0])[2]
     lines += [
         "",
+        f"Links the truth has and the plans lack: {link_fn}, of which {report.links_missed_between_planned} join two "
+        "task types the plan has (the rest lack a task).",
         f"Task types the truth has and the plans lack, most often: {_most(report.missed_tasks)}.",
         f"Task types the plans name where the truth has none, most often: {_most(report.extra_tasks)}.",
         "",
