@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -31,6 +30,7 @@ from hugginggraph.taskbench.records import (
 )
 from hugginggraph.taskbench.report import EvalReport, markdown, plot
 from hugginggraph.tools.demo_bank import default_demo_bank
+from hugginggraph.tools.folder_digest import file_sha256
 from hugginggraph.tools.step_chooser import ChooserWeights
 from hugginggraph.tools.tasks import TASKS
 
@@ -116,12 +116,8 @@ def _planning_options(options: EvalOptions, model: str) -> dict[str, Any]:
     make the same plans."""
     planning = json.loads(options.model_dump_json(include=_PLANNING_OPTIONS))
     files = {"tools": options.tool_desc(), "chooser_weights": options.chooser_weights}
-    digests = {name: None if path is None else _sha256(path) for name, path in files.items()}
+    digests = {name: None if path is None else f"sha256:{file_sha256(path)}" for name, path in files.items()}
     return {"model": model, **planning, **digests}
-
-
-def _sha256(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _check_resumable(options: EvalOptions, model: str) -> None:
