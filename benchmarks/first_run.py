@@ -6,11 +6,13 @@ the first pass pays the imports and the models' loads ("cold"), the second is wh
 ("warm").
 
 For each request and pass it prints each stage's controller calls, prompt tokens evaluated (the rest was restored
-from llama.cpp's prompt cache) and tokens decoded, both from llama.cpp's own counters, and seconds (from the
-stage's first start to its last end, parallel branches together), and when the first task started after the
-request. The warm pass repeats the cold pass's requests, so its prompts are in the cache whole; a request new to
+from llama.cpp's prompt cache), tokens decoded and the forward passes that decoded them (fewer than the tokens
+when drafts were verified in one pass: tools/llama_cpp/drafts.py), counted by the embedded model, and seconds
+(from the stage's first start to its last end, parallel branches together), and when the first task started after
+the request. The warm pass repeats the cold pass's requests, so its prompts are in the cache whole; a request new to
 a warm process is what the cold pass's later requests show (the models were loaded by the demo). Then, last:
-`demo_warm_s=.. demo_cold_s=.. first_task_start_s=.. llm_calls=.. prompt_tokens_evaluated=.. decoded_tokens=..`:
+`demo_warm_s=.. demo_cold_s=.. first_task_start_s=.. llm_calls=.. prompt_tokens_evaluated=.. decoded_tokens=..
+forward_passes=..`:
 both demo turns together, cold from this script's first line (imports included), the rest from the warm pass.
 Token and call counts are the machine-independent figures; seconds are this machine's.
 
@@ -35,7 +37,6 @@ from importlib.resources import as_file, files  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-import llama_cpp  # noqa: E402
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
 from hugginggraph.cli.run_commands import DEMO_FILES, DEMO_REQUESTS  # noqa: E402
@@ -43,6 +44,7 @@ from hugginggraph.context_assembly import build_context  # noqa: E402
 from hugginggraph.graph.builder import build_graph  # noqa: E402
 from hugginggraph.graph.checkpoint import DURABILITY, sqlite_checkpointer  # noqa: E402
 from hugginggraph.settings import load_settings  # noqa: E402
+from hugginggraph.tools.llama_cpp.fast_llama import DecodeCounts  # noqa: E402
 
 STAGES = ("plan", "validate", "select", "approve", "execute", "respond")
 SINGLE_TASK = "Is this review positive or negative? The soup was cold and the waiter was rude."
@@ -54,6 +56,7 @@ class StageFigures:
     calls: int = 0
     evaluated: int = 0
     decoded: int = 0
+    passes: int = 0
     seconds: float = 0.0
 
 
@@ -81,12 +84,11 @@ class ControllerCalls(BaseCallbackHandler):
         self.turn.stages[node if node in STAGES else "execute"].calls += 1  # a task's own name inside execute
 
 
-def tokens_so_far(llama_context: Any) -> tuple[int, int]:
-    """llama.cpp's own counters: prompt tokens evaluated and tokens decoded since the context was made. A stage's
-    tokens are the difference between its first start and its last end: the stages run one after another, and a
+def tokens_so_far(counts: DecodeCounts) -> tuple[int, int, int]:
+    """The embedded model's counters: prompt tokens evaluated, tokens decoded and forward passes since it loaded. A
+    stage's are the difference between its first start and its last end: the stages run one after another, and a
     reply cut short (the answer's lead) reports no usage to LangChain but is counted here."""
-    perf = llama_cpp.llama_perf_context(llama_context)
-    return perf.n_p_eval, perf.n_eval
+    return counts.prompt_tokens, counts.reply_tokens, counts.passes
 
 
 async def run_turn(
@@ -95,30 +97,30 @@ async def run_turn(
     """One request through the graph as the CLI streams it, timed per stage."""
     turn = calls.turn = TurnFigures()
     config = {"configurable": {"thread_id": thread_id}, "callbacks": [calls]}
-    llama_context = context.llm._model().llama.ctx
-    began: dict[str, tuple[float, int, int]] = {}
-    ended: dict[str, tuple[float, int, int]] = {}
+    counts = context.llm._model().llama.counts
+    began: dict[str, tuple[float, int, int, int]] = {}
+    ended: dict[str, tuple[float, int, int, int]] = {}
     start = time.perf_counter()
     async for mode, chunk in graph.astream(
         graph_input, config, context=context, stream_mode=["tasks", "custom"], durability=DURABILITY
     ):
-        now = (time.perf_counter() - start, *tokens_so_far(llama_context))
+        now = (time.perf_counter() - start, *tokens_so_far(counts))
         if mode == "custom" and chunk.get("event") == "task_started" and turn.first_task_s is None:
             turn.first_task_s = now[0]
         elif mode == "tasks" and chunk["name"] in STAGES:
             began.setdefault(chunk["name"], now) if "input" in chunk else ended.__setitem__(chunk["name"], now)
     turn.seconds = time.perf_counter() - start
     for stage, first in began.items():
-        last = ended.get(stage, (turn.seconds, *tokens_so_far(llama_context)))
+        last = ended.get(stage, (turn.seconds, *tokens_so_far(counts)))
         figures = turn.stages[stage]
-        figures.seconds, figures.evaluated, figures.decoded = (last[i] - first[i] for i in range(3))
+        figures.seconds, figures.evaluated, figures.decoded, figures.passes = (last[i] - first[i] for i in range(4))
     turn.answer = str((await graph.aget_state(config)).values.get("answer", ""))
     return turn
 
 
 def report(label: str, turn: TurnFigures) -> None:
     stages = " | ".join(
-        f"{name} {s.seconds:.1f}s calls={s.calls} evaluated={s.evaluated} decoded={s.decoded}"
+        f"{name} {s.seconds:.1f}s calls={s.calls} evaluated={s.evaluated} decoded={s.decoded} passes={s.passes}"
         for name in STAGES
         if (s := turn.stages.get(name)) is not None
     )
@@ -159,7 +161,7 @@ async def main(model: str | None) -> None:
         f"demo_warm_s={sum(t.seconds for t in warm):.1f} demo_cold_s={sum(t.seconds for t in demo['cold']):.1f}"
         f" first_task_start_s={warm[0].first_task_s or 0:.1f} llm_calls={sum(t.total('calls') for t in warm)}"
         f" prompt_tokens_evaluated={sum(t.total('evaluated') for t in warm)}"
-        f" decoded_tokens={sum(t.total('decoded') for t in warm)}"
+        f" decoded_tokens={sum(t.total('decoded') for t in warm)} forward_passes={sum(t.total('passes') for t in warm)}"
     )
 
 

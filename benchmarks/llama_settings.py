@@ -6,8 +6,9 @@ The last setting is the first again with idle PyTorch threads alive beside it, a
 once the demo retrieval and the expert models have run: an OpenMP build of llama.cpp shares PyTorch's OpenMP
 runtime, whose threads then outnumber the cores (`LLAMA_CPP_BUILD` in tools/llama_cpp/local_llama.py).
 
-Prints whether this build uses OpenMP, then one line per setting; run on an idle machine (another busy process
-stalls llama.cpp's threads).
+Prints whether this build uses OpenMP, then one line per setting, then what one forward pass costs for 1 to 16
+tokens with every row's logits (as verifying a draft asks: tools/llama_cpp/drafts.py), after a 600-token prompt, on
+the default setting; run on an idle machine (another busy process stalls llama.cpp's threads).
 Run: python benchmarks/llama_settings.py [--model qwen2.5-coder-1.5b]
 """
 
@@ -50,6 +51,28 @@ def measure(path: str, threads: int, n_batch: int, flash_attn: bool, prompt: int
     return len(tokens) / prompt_s, decode / decode_s
 
 
+PASS_ROWS = (1, 2, 4, 8, 16)
+
+
+def pass_milliseconds(path: str, threads: int, prompt: int) -> dict[int, float]:
+    """The fastest of three forward passes over `rows` tokens after the prompt, each row's logits asked for."""
+    llama = llama_cpp.Llama(model_path=path, n_ctx=4096, n_batch=64, n_threads=threads, verbose=False)
+    tokens = llama.tokenize(TEXT)
+    llama.eval(tokens[:prompt])
+    after = llama.n_tokens
+    costs = {}
+    for rows in PASS_ROWS:
+        times = []
+        for _ in range(3):
+            llama._ctx.kv_cache_seq_rm(-1, after, -1)
+            llama._batch.set_batch(batch=tokens[prompt : prompt + rows], n_past=after, logits_all=True)
+            started = time.perf_counter()
+            llama._ctx.decode(llama._batch)
+            times.append(time.perf_counter() - started)
+        costs[rows] = min(times) * 1000
+    return costs
+
+
 PYTORCH_THREADS = 3
 """Idle threads that ran one PyTorch operation on every core: the demo retrieval, the step vote and an expert model
 or two, each from a worker thread of the event loop's pool."""
@@ -73,6 +96,18 @@ def openmp_build() -> bool:
     return "libgomp" in subprocess.run(["ldd", str(library)], capture_output=True, text=True, check=True).stdout
 
 
+def report(path: str, setting: tuple[int, int, bool, int], prompt_tokens: int, decode_tokens: int) -> None:
+    threads, n_batch, flash_attn, beside = setting
+    if beside:
+        start_pytorch_threads(beside)
+    prompt, decode = measure(path, threads, n_batch, flash_attn, prompt_tokens, decode_tokens)
+    print(
+        f"threads={threads} n_batch={n_batch} flash_attn={flash_attn} pytorch_threads_beside={beside}"
+        f" prompt_tok_s={prompt:.1f} decode_tok_s={decode:.1f}",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=DEFAULT_MODEL.partition(":")[2], help="an embedded controller's name")
@@ -87,17 +122,12 @@ def main() -> None:
         (cores, 512, False, 0),
         (cores, 64, True, 0),
         (1, 64, False, 0),
-        (cores, 64, False, PYTORCH_THREADS),  # last: the threads stay alive
     ]
-    for threads, n_batch, flash_attn, beside in settings:
-        if beside:
-            start_pytorch_threads(beside)
-        prompt, decode = measure(path, threads, n_batch, flash_attn, args.prompt_tokens, args.decode_tokens)
-        print(
-            f"threads={threads} n_batch={n_batch} flash_attn={flash_attn} pytorch_threads_beside={beside}"
-            f" prompt_tok_s={prompt:.1f} decode_tok_s={decode:.1f}",
-            flush=True,
-        )
+    for setting in settings:
+        report(path, setting, args.prompt_tokens, args.decode_tokens)
+    costs = pass_milliseconds(path, cores, args.prompt_tokens)
+    print("pass_ms " + " ".join(f"rows={rows}:{ms:.0f}" for rows, ms in costs.items()), flush=True)
+    report(path, (cores, 64, False, PYTORCH_THREADS), args.prompt_tokens, args.decode_tokens)  # last: threads stay
 
 
 if __name__ == "__main__":

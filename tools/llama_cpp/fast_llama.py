@@ -1,13 +1,19 @@
-"""llama-cpp-python's `Llama`, with two things the embedded controller needs that it lacks.
+"""llama-cpp-python's `Llama`, with what the embedded controller needs that it lacks.
 
 - **Greedy constrained decoding that checks the best token first.** llama-cpp-python samples through a chain
   (penalties, grammar, greedy) that applies the grammar to every token of the vocabulary (151,936 in Qwen2.5's) at
   each step. Under greedy decoding only the best token matters: if the grammar accepts the model's favourite, that
   is the answer the whole chain would give; only when it refuses is the grammar applied to all. llama.cpp's own
   samplers (`common_sampler_sample`) take the same shortcut. The reply is the same token for token.
+- **Drafts verified in one pass** (`drafts.py`): after each token, the text the grammar fixes next, or else what
+  followed the same tokens in the prompt, is evaluated with it in one batch that asks for every row's logits, and
+  `Llama.generate` keeps the draft up to the first token the model would not have chosen. llama-cpp-python's
+  own route to this (`draft_model` given to the constructor) keeps every token's logits for the whole context
+  (context x vocabulary floats: 5 GB for the 1.5B), so the draft is set after loading and only its rows ask.
 - **Prompt accounting.** How many of a reply's prompt tokens were restored (the context, or a saved state, already
   held them) and how many were evaluated: the prompt cache's effect, which the controller reports as LangChain's
-  `input_token_details["cache_read"]`.
+  `input_token_details["cache_read"]`; and `DecodeCounts`, the work since loading (llama.cpp's own counters call
+  every pass of more than one token prompt evaluation, drafts included).
 
 The class is made on first use, so importing this module does not import llama.cpp.
 """
@@ -16,12 +22,32 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
+from hugginggraph.tools.llama_cpp.drafts import draft_of_fixed_text, fixed_text, looked_up, single_character_tokens
+
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from llama_cpp import Llama
+
+
+@dataclass
+class DecodeCounts:
+    """The model's work since it was loaded; benchmarks read differences."""
+
+    prompt_tokens: int = 0
+    """Prompt tokens evaluated (not restored from the cache)."""
+    prompt_seconds: float = 0.0
+    reply_tokens: int = 0
+    """Tokens sampled: the replies' tokens, and each one's end of text."""
+    passes: int = 0
+    """Forward passes after the prompts: one per reply token without drafts, fewer with them."""
+    pass_seconds: float = 0.0
 
 
 @cache
@@ -38,12 +64,67 @@ def fast_llama_class() -> type[Llama]:
         """(restored, evaluated) prompt tokens of the latest reply; None until its prompt is evaluated. Set
         None before each reply: its first `eval` is the prompt's part not restored."""
 
+        drafts: bool = True
+        """Verify drafts (`drafts.py`) with each token (False: one token per pass)."""
+        counts: DecodeCounts
+        reply_start: int = 0
+        """Where the reply being generated begins in `input_ids`: its prompt's length."""
+        _verifying: bool = False
+        """The next `eval` holds a sampled token and a draft: every row's logits are asked for."""
+        _char_tokens: dict[str, int]
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.counts = DecodeCounts()
+            self._char_tokens = single_character_tokens(self)
+            self.draft_model = cast(Any, self._draft)
+
+        def generate(
+            self, tokens: Sequence[int], *args: Any, **options: Any
+        ) -> Generator[int, Sequence[int] | None, None]:
+            self.reply_start = len(tokens)
+            return (yield from super().generate(tokens, *args, **options))
+
         def eval(self, tokens: Sequence[int]) -> None:
-            if self.prompt_split is None:
+            started = time.perf_counter()
+            prompt = self.prompt_split is None
+            if prompt:
                 self.prompt_split = (self.n_tokens, len(tokens))
-            super().eval(tokens)
+            if self._verifying:
+                self._verifying = False
+                self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+                self._batch.set_batch(batch=tokens, n_past=self.n_tokens, logits_all=True)
+                self._ctx.decode(self._batch)
+                self.input_ids[self.n_tokens : self.n_tokens + len(tokens)] = tokens
+                self.n_tokens += len(tokens)
+                self._requires_eval = False
+            else:
+                super().eval(tokens)
+            seconds = time.perf_counter() - started
+            if prompt:
+                self.counts.prompt_tokens += len(tokens)
+                self.counts.prompt_seconds += seconds
+            else:
+                self.counts.passes += 1
+                self.counts.pass_seconds += seconds
+
+        def _draft(self, input_ids: npt.NDArray[np.intc], /, **_: Any) -> npt.NDArray[np.intc]:
+            """What `generate` verifies with the token it just sampled (the last of `input_ids`)."""
+            drafted: Sequence[int] | npt.NDArray[np.intc] = []
+            grammar = self._grammar_sampler() if self.drafts and self._sampler is not None else None
+            if grammar is not None:
+                last = self.detokenize([int(input_ids[-1])]).decode("utf-8", errors="ignore")[-1:]
+                text = fixed_text(grammar, self._char_tokens, last)
+                if text:
+                    drafted = draft_of_fixed_text(text, self.tokenize(text.encode(), add_bos=False, special=False))
+            if self.drafts and not drafted:
+                drafted = looked_up(input_ids, self.reply_start)
+            drafted = drafted[: self.n_batch - 1]  # one batch: the sampled token and the draft
+            self._verifying = len(drafted) > 0
+            return np.asarray(drafted, dtype=np.intc)
 
         def sample(self, *args: Any, **options: Any) -> int:
+            self.counts.reply_tokens += 1
             grammar = self._grammar_sampler() if self._plain_greedy(options) else None
             if grammar is None:
                 return super().sample(*args, **options)
