@@ -3,7 +3,7 @@
 from dataclasses import replace
 from pathlib import Path
 
-from hugginggraph.nodes.response import confine_paths
+from hugginggraph.nodes.response import NO_PLAN_FOR_FILE, confine_paths
 from hugginggraph.tools.runners.base import RunnerOutput
 
 
@@ -71,6 +71,16 @@ async def test_a_file_the_request_names_in_words_is_real_in_the_answer(make_cont
 
     lead = out["answer"].split("\n\n")[0]
     assert lead == "The text on sign.png says hello; [no such file: photo.png] was never read."
+
+
+async def test_an_empty_plan_for_a_request_naming_a_file_is_said_not_answered_from_imagination(make_context, run_graph):
+    """The 1.5B once planned nothing for "What does the sign in sign.png say? Then read it aloud." (the plan and
+    its fix pass both empty), and the chat answer read the sign as "STOP"."""
+    context = make_context([], {})
+    out = await run_graph(context, request="What does the sign in sign.png say?")
+    assert out["answer"] == NO_PLAN_FOR_FILE
+    chatted = await run_graph(context, request="What can you do?", thread_id="chat")
+    assert chatted["answer"] not in ("", NO_PLAN_FOR_FILE)  # a request naming no file is chat, as before
 
 
 async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):
