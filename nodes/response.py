@@ -28,7 +28,6 @@ from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.planning.references import REFERENCE
 from hugginggraph.planning.replacement import replacement_ids
 from hugginggraph.prompts import load_json, render
-from hugginggraph.tools.demo_bank import names_file
 from hugginggraph.tools.llm_json import ControllerUnavailable, ask_sentences, ask_text
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, MEDIA_MODALITIES, TASKS
 
@@ -43,10 +42,6 @@ LEAD_SENTENCES = 2
 LEAD_CHARS = 400
 """The lead is cut after two sentences or this many characters, as the prompt asks: the report that follows
 quotes every output, and each token a local controller writes costs time (docs/speed.md)."""
-NO_PLAN_FOR_FILE = (
-    "I made no plan for this request, so no model has read the file it names: the controller planned no task for "
-    'it. Saying what to do with the file ("read the text on sign.png", "describe photo.jpg") may help.'
-)
 
 RANDOM_WEIGHTS_NOTE = "(made by a model with random weights: this is noise, not a result)"
 
@@ -143,10 +138,6 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
     if stopped and not any(result.started_at is not None for result in results):
         return f"I stopped before running any model: {stopped}."
     if not state.get("plan"):
-        if names_file(state.get("request", "")):
-            # A small controller sometimes plans nothing for "What does the sign in sign.png say?": asked to
-            # chat, it then read the sign from its imagination ("STOP"). No model read the file: say so.
-            return NO_PLAN_FOR_FILE
         meter.check()
         return await ask_text(llm, [SystemMessage(render("chit_chat")), *state.get("messages", [])])
     report = _report(state)

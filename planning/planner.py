@@ -32,6 +32,11 @@ from hugginggraph.tools.llm_json import ask_json, storable
 from hugginggraph.tools.step_chooser import ChooserWeights, StepTyper, trained_chooser
 from hugginggraph.tools.tasks import TaskSpec
 
+NO_TASK_FOR_FILE = (
+    "the controller planned no task for it, though it names a file, so no model has read the file; saying what to "
+    'do with the file ("read the text on sign.png", "describe photo.jpg") may help'
+)
+
 
 @dataclass(frozen=True)
 class PlanDraft:
@@ -125,6 +130,10 @@ class Planner:
                 and not plan_left_request(second.items, request)
             ):
                 draft = replace(second, fixed=True)
+        if not draft.items and draft.error is None and names_file(request):
+            # Then the run would answer as if no model were needed, and a chat answer once read the sign in
+            # sign.png from imagination ("STOP"): an empty plan for a request that names a file is a failed plan.
+            draft = replace(draft, error=NO_TASK_FOR_FILE)
         reply = None if first.error else first.items
         return replace(draft, prompt_key=key, first_reply=reply, replayed=saved is not None)
 

@@ -138,11 +138,21 @@ def test_the_answer_streams_into_a_panel_and_the_files_follow():
 def test_an_answer_that_did_not_stream_is_one_panel():
     console, out = terminal()
     printer = RichRunPrinter(console)
-    printer.plan([], [], {})
+    printer.update("plan", {"plan_error": "[no plan]"})
+    printer.update("validate", {"plan": []})
     printer.outcome({"answer": "I could not carry out this request: [no plan]."}, "t2")
     shown = plain_text(out)
-    assert "Plan: no task needed" in shown
+    assert "Plan: none, planning failed." in shown and "no task needed" not in shown
     assert shown.count("I could not carry out this request: [no plan].") == 1  # brackets are text, not markup
+
+
+def test_an_empty_plan_is_a_direct_answer_unless_planning_failed_on_that_turn():
+    out = StringIO()
+    printer = RunPrinter(out)
+    for error in ("the planner did not return a usable plan", None):
+        printer.update("plan", {"plan_error": error})
+        printer.update("validate", {"plan": []})
+    assert out.getvalue().splitlines() == ["Plan: none, planning failed.", "Plan: no task needed, answering directly."]
 
 
 def test_plain_lines_stream_the_answer_once_and_only_the_answer_stage():

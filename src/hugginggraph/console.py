@@ -81,6 +81,8 @@ class RunPrinter:
         self.tasks: dict[int, Task] = {}
         self.streamed: str | None = None
         """The answer as streamed so far; None until its first token."""
+        self.plan_error: str | None = None
+        """Why the run has no plan, once the planning or validation stage said so."""
 
     def line(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -100,6 +102,8 @@ class RunPrinter:
         """One node's state update from `stream_mode="updates"`; `approve` sends the plan again after an edit."""
         if not update:
             return
+        if "plan_error" in update:  # the planning stage sets it on every turn, None when it planned
+            self.plan_error = update["plan_error"]
         if node in ("validate", "approve") and "plan" in update:
             self.plan(update["plan"], update.get("plan_repairs", []), _replaced(update.get("results", {})))
         if node in ("select", "approve"):
@@ -127,7 +131,7 @@ class RunPrinter:
     def plan(self, plan: list[Task], repairs: list[str], doomed: Mapping[int, TaskResult]) -> None:
         self.tasks = {task.id: task for task in plan}
         count = f"{len(plan)} task{'s' if len(plan) != 1 else ''}"
-        self.line(f"Plan ({count}):" if plan else "Plan: no task needed, answering directly.")
+        self.line(f"Plan ({count}):" if plan else self.empty_plan_line())
         for task in plan:
             after = f"  (after {', '.join(map(str, task.dep))})" if task.dep else ""
             self.line(f"  [{task.id}] {task.task}  {_args(task)}{after}")
@@ -135,6 +139,10 @@ class RunPrinter:
             self.line(f"  repaired: {note}")
         for result in doomed.values():
             self.line(f"  cannot run [{result.task_id}]: {result.error}")
+
+    def empty_plan_line(self) -> str:
+        """An empty plan is a direct answer, unless planning failed: then the answer says why."""
+        return "Plan: none, planning failed." if self.plan_error else "Plan: no task needed, answering directly."
 
     def choice(self, choice: ModelChoice) -> None:
         self.line(f"[{choice.task_id}] model {choice.model_ids[0]} ({how_chosen(choice)})")

@@ -79,7 +79,7 @@ class RichRunPrinter(RunPrinter):
             if row := self.rows.get(task_id):
                 row.started = started
         if not plan:
-            self.console.print("Plan: no task needed, answering directly.")
+            self.console.print(self.empty_plan_line())
         else:
             table = Table(title=f"Plan ({len(plan)} task{'s' if len(plan) != 1 else ''})", title_justify="left")
             for column in ("id", "task", "args", "after"):

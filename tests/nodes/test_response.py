@@ -3,7 +3,8 @@
 from dataclasses import replace
 from pathlib import Path
 
-from hugginggraph.nodes.response import NO_PLAN_FOR_FILE, confine_paths
+from hugginggraph.nodes.response import confine_paths
+from hugginggraph.planning.planner import NO_TASK_FOR_FILE
 from hugginggraph.tools.runners.base import RunnerOutput
 
 
@@ -78,9 +79,9 @@ async def test_an_empty_plan_for_a_request_naming_a_file_is_said_not_answered_fr
     its fix pass both empty), and the chat answer read the sign as "STOP"."""
     context = make_context([], {})
     out = await run_graph(context, request="What does the sign in sign.png say?")
-    assert out["answer"] == NO_PLAN_FOR_FILE
+    assert out["answer"] == f"I could not carry out this request: {NO_TASK_FOR_FILE}."
     chatted = await run_graph(context, request="What can you do?", thread_id="chat")
-    assert chatted["answer"] not in ("", NO_PLAN_FOR_FILE)  # a request naming no file is chat, as before
+    assert chatted["plan_error"] is None and not chatted["answer"].startswith("I could not")  # chat, as before
 
 
 async def test_a_failing_controller_still_leaves_a_truthful_answer(make_context, run_graph):

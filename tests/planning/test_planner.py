@@ -12,7 +12,7 @@ from langchain_core.runnables import RunnableLambda
 from hugginggraph.graph.context import PlanningAids
 from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import demo_reply, plan_items, plan_schema, reply_plan
-from hugginggraph.planning.planner import Planner
+from hugginggraph.planning.planner import NO_TASK_FOR_FILE, Planner
 from hugginggraph.testing import ScriptedChatModel
 from hugginggraph.tools import step_chooser
 from hugginggraph.tools.demo_bank import default_demo_bank
@@ -221,6 +221,20 @@ async def test_an_empty_plan_for_a_request_naming_a_file_gets_the_fix_pass(reque
 
     assert llm.calls == asked
     assert (draft.items, draft.fixed) == ((plan, True) if len(asked) == 2 else ([], False))
+    assert draft.error is None
+
+
+async def test_an_empty_plan_for_a_request_naming_a_file_is_a_failed_plan_when_the_fix_pass_plans_none_either():
+    """The 1.5B once planned nothing for "What does the sign in sign.png say?", fix pass included: the run must not
+    answer as if no model were needed (a chat answer then read the sign from imagination, "STOP")."""
+    llm = ScriptedChatModel(plan=[])
+    planner = Planner(llm, TASKS, PlanningAids(demos="static"), VotingBank({}))
+
+    named = await planner.draft("What does the sign in sign.png say?", [])
+    chat = await planner.draft("Tell me a joke.", [])
+
+    assert (named.items, named.error) == ([], NO_TASK_FOR_FILE)
+    assert (chat.items, chat.error) == ([], None)
 
 
 async def test_an_input_file_outside_the_workspace_is_refused_before_any_planning(make_context, run_graph, tmp_path):
