@@ -1,7 +1,8 @@
 """The first run as a user meets it, timed: the `hugginggraph demo` conversation (two turns on one thread: transcribe
 memo.wav, summarize it and read the summary aloud; then read the text on sign.png), a single-task request and a
 question that needs no model, on the embedded default (`load_settings` with no flags, as the README's commands run),
-through the same graph, SQLite checkpointer and durability as the CLI. Everything runs twice in this one process:
+through the same graph, SQLite checkpointer and durability as the CLI, the controller loading from the start as the CLI
+loads it (`start_loading`). Everything runs twice in this one process:
 the first pass pays the imports and the models' loads ("cold"), the second is what a resident process gives
 ("warm").
 
@@ -40,11 +41,12 @@ from typing import Any  # noqa: E402
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
 from hugginggraph.cli.run_commands import DEMO_FILES, DEMO_REQUESTS  # noqa: E402
-from hugginggraph.context_assembly import build_context  # noqa: E402
+from hugginggraph.context_assembly import build_context, start_loading  # noqa: E402
 from hugginggraph.graph.builder import build_graph  # noqa: E402
 from hugginggraph.graph.checkpoint import DURABILITY, sqlite_checkpointer  # noqa: E402
 from hugginggraph.settings import load_settings  # noqa: E402
 from hugginggraph.tools.llama_cpp.fast_llama import DecodeCounts  # noqa: E402
+from hugginggraph.tools.llama_cpp.local_llama import LocalLlamaChatModel  # noqa: E402
 
 STAGES = ("plan", "validate", "select", "approve", "execute", "respond")
 SINGLE_TASK = "Is this review positive or negative? The soup was cold and the waiter was rude."
@@ -84,10 +86,13 @@ class ControllerCalls(BaseCallbackHandler):
         self.turn.stages[node if node in STAGES else "execute"].calls += 1  # a task's own name inside execute
 
 
-def tokens_so_far(counts: DecodeCounts) -> tuple[int, int, int]:
-    """The embedded model's counters: prompt tokens evaluated, tokens decoded and forward passes since it loaded. A
+def tokens_so_far(llm: LocalLlamaChatModel) -> tuple[int, int, int]:
+    """The embedded model's counters: prompt tokens evaluated, tokens decoded and forward passes since it loaded (all
+    0 while it loads: read without waiting, so the benchmark does not hold the run up where the CLI would not). A
     stage's are the difference between its first start and its last end: the stages run one after another, and a
     reply cut short (the answer's lead) reports no usage to LangChain but is counted here."""
+    loaded = llm.loaded_model()
+    counts = loaded.llama.counts if loaded is not None else DecodeCounts()
     return counts.prompt_tokens, counts.reply_tokens, counts.passes
 
 
@@ -97,21 +102,20 @@ async def run_turn(
     """One request through the graph as the CLI streams it, timed per stage."""
     turn = calls.turn = TurnFigures()
     config = {"configurable": {"thread_id": thread_id}, "callbacks": [calls]}
-    counts = context.llm._model().llama.counts
     began: dict[str, tuple[float, int, int, int]] = {}
     ended: dict[str, tuple[float, int, int, int]] = {}
     start = time.perf_counter()
     async for mode, chunk in graph.astream(
         graph_input, config, context=context, stream_mode=["tasks", "custom"], durability=DURABILITY
     ):
-        now = (time.perf_counter() - start, *tokens_so_far(counts))
+        now = (time.perf_counter() - start, *tokens_so_far(context.llm))
         if mode == "custom" and chunk.get("event") == "task_started" and turn.first_task_s is None:
             turn.first_task_s = now[0]
         elif mode == "tasks" and chunk["name"] in STAGES:
             began.setdefault(chunk["name"], now) if "input" in chunk else ended.__setitem__(chunk["name"], now)
     turn.seconds = time.perf_counter() - start
     for stage, first in began.items():
-        last = ended.get(stage, (turn.seconds, *tokens_so_far(counts)))
+        last = ended.get(stage, (turn.seconds, *tokens_so_far(context.llm)))
         figures = turn.stages[stage]
         figures.seconds, figures.evaluated, figures.decoded, figures.passes = (last[i] - first[i] for i in range(4))
     turn.answer = str((await graph.aget_state(config)).values.get("answer", ""))
@@ -140,7 +144,7 @@ async def main(model: str | None) -> None:
         if model:
             flags["model"] = model
         settings = load_settings(flags)
-        context = replace(build_context(settings, workspace), artifacts_dir=Path(folder) / "artifacts")
+        context = replace(start_loading(build_context(settings, workspace)), artifacts_dir=Path(folder) / "artifacts")
         calls = ControllerCalls()
         demo: dict[str, list[TurnFigures]] = {"cold": [], "warm": []}
         async with sqlite_checkpointer(settings.checkpoint_path) as saver:

@@ -241,10 +241,10 @@ def launch(app: gr.Blocks, runs: WebRuns, host: str, port: int, *, block: bool) 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860) -> int:
     """Build the context once (the controller and every expert), then serve the page until Ctrl-C."""
-    from hugginggraph.context_assembly import build_context
+    from hugginggraph.context_assembly import build_context, start_loading
 
     uploads = default_data_dir() / "uploads"
-    context = build_context(settings, uploads, resident=True)
+    context = start_loading(build_context(settings, uploads, resident=True))
     runs = WebRuns(context, uploads, checkpoint_path=settings.checkpoint_path, checkpoint_url=settings.checkpoint_url)
     launch(build_app(runs), runs, host, port, block=True)
     return 0

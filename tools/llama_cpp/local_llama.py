@@ -128,13 +128,33 @@ class LocalLlamaChatModel(BaseChatModel):
 
     def _model(self) -> LoadedModel:
         """The loaded model for these settings, loading it on first use (once, even when called concurrently)."""
-        path = str(Path(self.model_path).resolve())
-        key = (path, self.n_ctx, self.n_threads, self.prompt_cache_mb, self.prompt_states_dir)
+        key = self._key()
         with self._loading:
             if key not in self.loaded:
                 states_dir = Path(self.prompt_states_dir) if self.prompt_states_dir else None
-                self.loaded[key] = LoadedModel.load(path, self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir)
+                self.loaded[key] = LoadedModel.load(
+                    key[0], self.n_ctx, self.n_threads, self.prompt_cache_mb, states_dir
+                )
             return self.loaded[key]
+
+    def loaded_model(self) -> LoadedModel | None:
+        """The model if it is loaded, without loading it or waiting for a load under way: for reading its counters."""
+        return self.loaded.get(self._key())
+
+    def _key(self) -> tuple[str, int, int, int, str | None]:
+        path = str(Path(self.model_path).resolve())
+        return (path, self.n_ctx, self.n_threads, self.prompt_cache_mb, self.prompt_states_dir)
+
+    def load_soon(self) -> None:
+        """Start loading the model in a background thread, so that the first call finds it loaded or loading
+        (`_model` waits for a load under way): a run's first call comes only after the planning demos are retrieved,
+        which loads MiniLM, and the two loads then overlap instead of following each other. A load that fails here
+        fails again on that first call, which raises its error."""
+        threading.Thread(target=self._load_quietly, name="controller-load", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        with suppress(Exception):
+            self._model()
 
     def _generate(
         self,

@@ -18,7 +18,7 @@ def _plan(args: argparse.Namespace) -> int:
     from langchain_core.runnables import RunnableConfig
 
     from hugginggraph.console import plan_json
-    from hugginggraph.context_assembly import build_context
+    from hugginggraph.context_assembly import build_context, start_loading
     from hugginggraph.graph.builder import build_graph
     from hugginggraph.graph.checkpoint import NothingSaved, fork_thread, open_checkpointer
     from hugginggraph.graph.state import InputState
@@ -27,11 +27,13 @@ def _plan(args: argparse.Namespace) -> int:
         settings = command_settings(args)
         graph_input = InputState(request=args.request, files=args.file, mode="tasks")
         if not args.thread:
-            return await build_graph().ainvoke(graph_input, context=build_context(settings))
+            return await build_graph().ainvoke(graph_input, context=start_loading(build_context(settings)))
         async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
             conversation = await fork_thread(saver, args.thread)  # before the controller loads: a wrong id is told
         config: RunnableConfig = {"configurable": {"thread_id": args.thread}}
-        return await build_graph(conversation).ainvoke(graph_input, config, context=build_context(settings))
+        return await build_graph(conversation).ainvoke(
+            graph_input, config, context=start_loading(build_context(settings))
+        )
 
     try:
         state = asyncio.run(plan())

@@ -40,7 +40,7 @@ async def _conversation(
     """Run the graph inputs `turns(thread_id)` gives on one thread, each printed and answered before the next is
     asked for (or resume the thread when `turns` is None). The context is built once: models loaded for one turn
     stay loaded for the next. `resident`: the process waits for requests as they come (`build_context`)."""
-    from hugginggraph.context_assembly import build_context
+    from hugginggraph.context_assembly import build_context, start_loading
     from hugginggraph.graph.builder import build_graph
     from hugginggraph.graph.checkpoint import check_saved, open_checkpointer
 
@@ -50,7 +50,7 @@ async def _conversation(
     async with open_checkpointer(settings.checkpoint_url, settings.checkpoint_path) as saver:
         if turns is None:  # before the controller loads: a wrong thread id is told at once
             await check_saved(saver, thread_id)
-        context = build_context(settings, workspace, resident=resident)
+        context = start_loading(build_context(settings, workspace, resident=resident))
         graph = build_graph(saver)
         for graph_input in [None] if turns is None else turns(thread_id):
             state = await follow_run(graph, graph_input, thread_id, context)

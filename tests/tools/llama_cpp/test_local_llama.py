@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 import time
 from importlib.util import find_spec
 from pathlib import Path
@@ -33,6 +34,7 @@ from hugginggraph.tools.catalog import CatalogEntry, InMemoryCatalog
 from hugginggraph.tools.demo_bank import default_demo_bank
 from hugginggraph.tools.llama_cpp import fast_llama, local_llama
 from hugginggraph.tools.llama_cpp.gguf_weights import ControllerNotInstalled, install_hint, missing_requirements
+from hugginggraph.tools.llama_cpp.loaded_model import LoadedModel
 from hugginggraph.tools.llama_cpp.local_llama import (
     LLAMA_CPP_BUILD,
     LLAMA_CPP_REQUIREMENT,
@@ -526,6 +528,46 @@ def test_the_grammar_admits_only_candidate_ids_and_follows_refs():
 
 
 @needs_llama_cpp
+def test_a_load_started_early_is_the_one_a_call_meanwhile_waits_for(monkeypatch: pytest.MonkeyPatch):
+    """`load_soon` loads in the background; a call that comes while it loads gets that load, not a second one."""
+    started, release, loads, found = threading.Event(), threading.Event(), [], []
+
+    def slow_load(path: str, *settings: Any) -> str:
+        loads.append(path)
+        started.set()
+        release.wait(10)
+        return "the loaded model"
+
+    monkeypatch.setattr(LoadedModel, "load", slow_load)
+    monkeypatch.setattr(LocalLlamaChatModel, "loaded", {})
+    model = LocalLlamaChatModel(model_path="early.gguf")
+    model.load_soon()
+    assert started.wait(10)
+    assert model.loaded_model() is None  # not loaded yet, and asking does not wait
+    caller = threading.Thread(target=lambda: found.append(model._model()))
+    caller.start()
+    caller.join(0.2)
+    assert caller.is_alive()  # waiting for the load under way
+    release.set()
+    caller.join(10)
+    assert found == ["the loaded model"] == [model.loaded_model()] and len(loads) == 1
+
+
+def test_a_load_that_fails_early_fails_again_on_the_first_call(tmp_path: Path):
+    model = LocalLlamaChatModel(model_path=str(tmp_path / "missing.gguf"))
+    model.load_soon()  # no error in the background thread's place: nobody would see it
+    with pytest.raises(ValueError, match=r"missing\.gguf"):
+        model.invoke("hi")
+
+
+@pytest.mark.slow
+def test_a_controller_loaded_early_answers_its_first_call(controller: LocalLlamaChatModel):
+    early = controller.model_copy(update={"n_ctx": 1024})  # other load settings: a model of its own
+    early.load_soon()
+    assert early.invoke("Reply with the word yes.").text
+    assert sum(key[0] == str(Path(early.model_path).resolve()) and key[1] == 1024 for key in early.loaded) == 1
+
+
 def test_a_schema_the_grammar_cannot_express_fails_before_loading_anything():
     model = LocalLlamaChatModel(model_path="never-loaded.gguf")
     with pytest.raises(ValueError, match="Unsupported ref"):
