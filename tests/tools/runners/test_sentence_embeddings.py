@@ -15,7 +15,6 @@ import pytest
 
 from hugginggraph.tools.artifacts import ArtifactStore
 from hugginggraph.tools.catalog import CatalogEntry
-from hugginggraph.tools.offline_models import OFFLINE_MODELS, missing_packages, offline_model_cards
 from hugginggraph.tools.runners.base import ModelLoadError
 from hugginggraph.tools.runners.sentence_embeddings import LIBRARY, SentenceEmbeddingRunner
 from hugginggraph.tools.runners.task_inputs import sentences_to_compare
@@ -23,15 +22,6 @@ from hugginggraph.tools.runners.task_inputs import sentences_to_compare
 GUITAR = "A man is playing a guitar."
 PARAPHRASE = "Someone plays an instrument."
 UNRELATED = "The stock market fell today."
-
-
-@pytest.fixture(scope="module")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> CatalogEntry:
-    models = [model for model in OFFLINE_MODELS if model.library == LIBRARY]
-    if missing := missing_packages(models):
-        needed = " ".join(requirement for packages in missing.values() for requirement in packages)
-        pytest.skip(f"MiniLM package not installed ({needed}): hugginggraph models install-offline")
-    return offline_model_cards(tmp_path_factory.mktemp("data"), models)[0]
 
 
 @pytest.mark.slow
