@@ -109,19 +109,22 @@ def fast_llama_class() -> type[Llama]:
                 self.counts.pass_seconds += seconds
 
         def _draft(self, input_ids: npt.NDArray[np.intc], /, **_: Any) -> npt.NDArray[np.intc]:
-            """What `generate` verifies with the token it just sampled (the last of `input_ids`)."""
-            drafted: Sequence[int] | npt.NDArray[np.intc] = []
-            grammar = self._grammar_sampler() if self.drafts and self._sampler is not None else None
+            """What `generate` verifies with the token it just sampled (the last of `input_ids`): at most one batch,
+            the sampled token and the draft."""
+            drafted = self._guess(input_ids)[: self.n_batch - 1] if self.drafts else []
+            self._verifying = len(drafted) > 0
+            return np.asarray(drafted, dtype=np.intc)
+
+        def _guess(self, input_ids: npt.NDArray[np.intc]) -> Sequence[int] | npt.NDArray[np.intc]:
+            """The text the grammar fixes next, else what followed the reply's last tokens in the prompt."""
+            grammar = self._grammar_sampler() if self._sampler is not None else None
             if grammar is not None:
                 last = self.detokenize([int(input_ids[-1])]).decode("utf-8", errors="ignore")[-1:]
                 text = fixed_text(grammar, self._char_tokens, last)
-                if text:
-                    drafted = draft_of_fixed_text(text, self.tokenize(text.encode(), add_bos=False, special=False))
-            if self.drafts and not drafted:
-                drafted = looked_up(input_ids, self.reply_start)
-            drafted = drafted[: self.n_batch - 1]  # one batch: the sampled token and the draft
-            self._verifying = len(drafted) > 0
-            return np.asarray(drafted, dtype=np.intc)
+                fixed = self.tokenize(text.encode(), add_bos=False, special=False) if text else []
+                if drafted := draft_of_fixed_text(text, fixed):
+                    return drafted
+            return looked_up(input_ids, self.reply_start)
 
         def sample(self, *args: Any, **options: Any) -> int:
             self.counts.reply_tokens += 1
