@@ -138,8 +138,9 @@ def build_context(settings: Settings, workspace: Path | None = None, *, resident
 
 def start_loading(context: HuggingGraphContext) -> HuggingGraphContext:
     """`context`, its embedded controllers loading in the background: for a process about to run requests, whose
-    first controller call would otherwise load the model only after the planning demos' retrieval loaded MiniLM
-    (docs/speed.md). Building a context loads nothing, so that one whose controller is never called costs nothing."""
+    first controller call would otherwise load the model only after the planning demos are retrieved
+    (`LocalLlamaChatModel.load_soon`, docs/speed.md). Building a context loads nothing, so that one whose controller
+    is never called costs nothing."""
     from hugginggraph.tools.llama_cpp.local_llama import LocalLlamaChatModel
 
     for llm in (context.llm, *context.stage_llms.values()):

@@ -147,9 +147,10 @@ class LocalLlamaChatModel(BaseChatModel):
 
     def load_soon(self) -> None:
         """Start loading the model in a background thread, so that the first call finds it loaded or loading
-        (`_model` waits for a load under way): a run's first call comes only after the planning demos are retrieved,
-        which loads MiniLM, and the two loads then overlap instead of following each other. A load that fails here
-        fails again on that first call, which raises its error."""
+        (`_model` waits for a load under way): a run's first call comes only after the process has started its
+        graph and retrieved the planning demos, which the load then overlaps instead of following, and a resident
+        process (the web app) is ready before its first request. A load that fails here fails again on that first
+        call, which raises its error."""
         threading.Thread(target=self._load_quietly, name="controller-load", daemon=True).start()
 
     def _load_quietly(self) -> None:
