@@ -17,7 +17,6 @@ architecture, activation, position scheme or pooling) are refused.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from hugginggraph.tools.sentence_folder import SentenceFolder
 
 Vectors = npt.NDArray[np.float32]
 
@@ -57,21 +58,20 @@ class NumpySentenceEncoder:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        config = _read_json(folder / "config.json")
-        pooling = _read_json(folder / "1_Pooling" / "config.json")
+        facts = SentenceFolder.read(folder)
+        config = facts.config
         exact = (
             config.get("model_type") == "bert"
             and config.get("hidden_act") == "gelu"
             and config.get("position_embedding_type", "absolute") == "absolute"
-            and pooling.get("pooling_mode_mean_tokens", True)
+            and facts.mean_pooled
             and (folder / "model.safetensors").is_file()
             and (folder / "tokenizer.json").is_file()
         )
         if not exact:
             raise UnsupportedEncoder(f"{folder} is not a mean-pooled BERT with safetensors weights and tokenizer.json")
-        max_length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length=int(max_length or config["max_position_embeddings"]))
+        tokenizer.enable_truncation(max_length=facts.max_length)
         tokenizer.no_padding()
         return cls(
             tokenizer,
@@ -160,7 +160,3 @@ def _gelu(values: Vectors) -> Vectors:
     erf *= values
     erf *= np.float32(0.5)
     return erf
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

@@ -15,7 +15,6 @@ Torch and transformers are imported only when the first model loads: importing t
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from hugginggraph.tools.runners.base import ModelLoadError, RunnerOutput
 from hugginggraph.tools.runners.pool import ModelPool, PooledRunner, torch_bytes
 from hugginggraph.tools.runners.task_inputs import sentences_to_compare
 from hugginggraph.tools.runners.transformers_names import transformers_names
+from hugginggraph.tools.sentence_folder import SentenceFolder
 
 LIBRARY = "sentence-transformers"
 """The Hub's `library_name` of the cards this runner runs."""
@@ -68,22 +68,18 @@ def load_encoder(card: CatalogEntry) -> SentenceEncoder:
     if card.path is None:
         raise ModelLoadError(f"could not load {card.id}: it has no local folder")
     folder = Path(card.path)
-    pooling = _read_json(folder / "1_Pooling" / "config.json")
-    if pooling and not pooling.get("pooling_mode_mean_tokens"):
-        modes = [key for key, value in pooling.items() if key.startswith("pooling_mode_") and value]
-        raise ModelLoadError(f"could not load {card.id}: it pools by {modes}; only mean pooling is implemented")
+    facts = SentenceFolder.read(folder)
+    if not facts.mean_pooled:
+        raise ModelLoadError(
+            f"could not load {card.id}: it pools by {facts.pooling_modes}; only mean pooling is implemented"
+        )
     AutoModel, AutoTokenizer = transformers_names("AutoModel", "AutoTokenizer")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         model = AutoModel.from_pretrained(folder, trust_remote_code=False).eval()
     except Exception as error:
         raise ModelLoadError(f"could not load {card.id}: {type(error).__name__}: {error}") from error
-    max_length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
-    return SentenceEncoder(tokenizer, model, int(max_length or model.config.max_position_embeddings))
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return SentenceEncoder(tokenizer, model, facts.max_length)
 
 
 class SentenceEmbeddingRunner(PooledRunner[SentenceEncoder]):
