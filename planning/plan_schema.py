@@ -54,18 +54,18 @@ class StepsFirst(BaseModel):
 
 
 @cache
-def plan_schema(task_names: tuple[str, ...] | None, steps: StepsAid = "none") -> type[PlanOutput]:
+def plan_schema(task_names: tuple[str, ...] | None, steps: StepsAid = "none", min_tasks: int = 0) -> type[PlanOutput]:
     """`PlanOutput` whose task names are an enum of `task_names` (None: any name) and whose length is bounded: a
     constrained decoder can neither invent a task nor loop. With the `steps` aid, the words come before the
-    tasks they explain."""
-    if task_names is None and steps == "none":
+    tasks they explain. `min_tasks` 1 rules out the empty plan, for a fix pass whose problem was that plan."""
+    if task_names is None and steps == "none" and not min_tasks:
         return PlanOutput
     # Fields of later bases come first in the schema, so the steps precede what they explain.
     task_bases: tuple[type[BaseModel], ...] = (PlannedTask, StepFirst) if steps == "inline" else (PlannedTask,)
     task_fields: dict[str, Any] = {} if task_names is None else {"task": (Literal[task_names], ...)}
     named_task = create_model("PlannedTask", __base__=task_bases, **task_fields)
     output_bases: tuple[type[BaseModel], ...] = (PlanOutput, StepsFirst) if steps == "first" else (PlanOutput,)
-    tasks = (list[named_task], Field(max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
+    tasks = (list[named_task], Field(min_length=min_tasks or None, max_length=MAX_PLANNED_TASKS))  # type: ignore[valid-type]
     return cast("type[PlanOutput]", create_model("PlanOutput", __base__=output_bases, tasks=tasks))
 
 

@@ -22,6 +22,7 @@ from hugginggraph.graph.budget import llm_budget_refusal
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
 from hugginggraph.planning.back_references import wire_back_references
 from hugginggraph.planning.direct_gate import gate_for
+from hugginggraph.planning.named_files import put_named_files
 from hugginggraph.planning.plan_check import check_plan
 from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import PlanOutput, plan_items, plan_schema, reply_plan
@@ -122,7 +123,9 @@ class Planner:
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
-            second = await self.revised(await self.ask([*messages, *fix]), request)
+            # A plan with no task for a named file is asked again with the empty plan ruled out: the 1.5B, asked
+            # freely, answered the sign request's fix pass with no task again.
+            second = await self.revised(await self.ask([*messages, *fix], min_tasks=int(not draft.items)), request)
             if (
                 second.error is None
                 and len(self._problems(second, request)) < len(problems)
@@ -139,7 +142,8 @@ class Planner:
 
     async def revised(self, draft: PlanDraft, request: str) -> PlanDraft:
         """The draft with its task types put to the step vote and its words standing for earlier results wired to
-        them, as the aids say."""
+        them, as the aids say; and, where files are looked for, a missing media file replaced by the one of its
+        kind the request names."""
         if self.aids.step_vote and self.aids.steps != "none" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
             items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self._step_judge(), self.tasks)
@@ -147,18 +151,23 @@ class Planner:
         if self.aids.back_references:
             items, rewired = wire_back_references(draft.items, request, self.tasks)
             draft = replace(draft, items=items, rewired=rewired)
+        if self.workspace is not None:
+            draft = replace(draft, items=put_named_files(draft.items, request, self.workspace))
         return draft
 
     def _step_judge(self) -> StepTyper:
         chooser = trained_chooser(self.demo_bank, self.chooser_weights) if self.aids.step_chooser == "trained" else None
         return chooser or self.demo_bank
 
-    def _schema(self) -> type[PlanOutput]:
-        return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps)
+    def _schema(self, min_tasks: int = 0) -> type[PlanOutput]:
+        return plan_schema(tuple(self.tasks) if self.aids.constrained else None, self.aids.steps, min_tasks)
 
-    async def ask(self, messages: Sequence[BaseMessage], listeners: Sequence[BaseCallbackHandler] = ()) -> PlanDraft:
-        """One planning call: the reply's tasks, or why it holds none (the fix pass and the replan ask this too)."""
-        reply = await ask_json(self.llm, messages, self._schema(), listeners)
+    async def ask(
+        self, messages: Sequence[BaseMessage], listeners: Sequence[BaseCallbackHandler] = (), min_tasks: int = 0
+    ) -> PlanDraft:
+        """One planning call: the reply's tasks, or why it holds none (the fix pass and the replan ask this too);
+        `min_tasks` as `plan_schema` takes it."""
+        reply = await ask_json(self.llm, messages, self._schema(min_tasks), listeners)
         if reply.parsed is not None:
             # Parsed by the provider, not by extract_json: made storable here alike (see `storable`).
             return PlanDraft(reply_plan(storable(reply.parsed.model_dump(exclude_none=True))))

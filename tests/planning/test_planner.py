@@ -243,3 +243,39 @@ async def test_an_input_file_outside_the_workspace_is_refused_before_any_plannin
     assert out["plan_error"].startswith("input file '../elsewhere/memo.wav' is outside the workspace")
     assert context.llm.calls == [] and out["plan"] == []
     assert out["answer"].startswith("I could not carry out this request: input file '../elsewhere/memo.wav' is outside")
+
+
+class EmptyUnlessRequired(ScriptedChatModel):
+    """The embedded 1.5B on "What does the sign in sign.png say? Then read it aloud.": no task when the schema allows
+    none, and, when it requires one, the right tasks on the file of a demo it was shown."""
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any):
+        required = schema.model_json_schema()["properties"]["tasks"].get("minItems", 0)
+        tasks = [
+            {"step": "what does the sign say", "task": "image-to-text", "id": 0, "args": {"image": "flyer.png"}},
+            {"step": "read it aloud", "task": "text-to-speech", "id": 1, "args": {"text": "<GENERATED>-0"}},
+        ][: 2 * required]
+        self.calls.append(f"tasks>={required}")
+        parsed = schema.model_validate({"tasks": tasks})
+        return RunnableLambda(lambda _: {"parsed": parsed, "raw": AIMessage(""), "parsing_error": None})
+
+
+async def test_the_fix_pass_for_an_empty_plan_requires_a_task_and_a_demos_file_becomes_the_requests(tmp_path):
+    (tmp_path / "sign.png").write_bytes(b"png")
+    llm = EmptyUnlessRequired(plan="unused")
+    planner = Planner(llm, TASKS, PlanningAids(demos="static"), VotingBank({}), workspace=tmp_path)
+
+    draft = await planner.draft("What does the sign in sign.png say? Then read it aloud.", ["sign.png"])
+
+    assert llm.calls == ["tasks>=0", "tasks>=1"]
+    assert draft.fixed and draft.error is None
+    assert [(item["task"], item["args"]) for item in draft.items] == [
+        ("image-to-text", {"image": "sign.png"}),
+        ("text-to-speech", {"text": "<GENERATED>-0"}),
+    ]
+
+
+def test_a_fix_pass_schema_may_rule_out_the_empty_plan():
+    assert "minItems" not in plan_schema(tuple(TASKS), "inline").model_json_schema()["properties"]["tasks"]
+    assert plan_schema(tuple(TASKS), "inline", 1).model_json_schema()["properties"]["tasks"]["minItems"] == 1
+    assert plan_schema(None, "none", 1).model_json_schema()["properties"]["tasks"]["minItems"] == 1

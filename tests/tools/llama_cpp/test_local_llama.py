@@ -401,6 +401,16 @@ async def test_plans_with_steps_in_words_parse_with_one_phrase_per_step(controll
 
 
 @pytest.mark.slow
+async def test_a_schema_that_requires_a_task_gets_one_even_for_a_request_needing_none(controller: LocalLlamaChatModel):
+    """The fix pass for an empty plan of a request naming a file asks with `min_tasks` 1: the grammar, not the
+    model's will, must rule the empty plan out."""
+    messages = planning_messages("Hello! How are you today?", [], [], STATIC_DEMOS, steps="inline")
+    reply = await ask_json(controller, messages, plan_schema(tuple(TASKS), "inline", 1))
+    assert reply.parsed is not None, reply.text
+    assert len(reply.parsed.tasks) >= 1
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("request_text", "task", "args", "candidates", "best"), CHOICE_CASES, ids=[case[0][:40] for case in CHOICE_CASES]
 )
