@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hugginggraph.tools.llama_cpp.fast_llama import fast_llama_class
+from hugginggraph.tools.llama_cpp.library_output import keep_process_output
 from hugginggraph.tools.llama_cpp.prompt_states import PromptStateFolder, states_folder
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class LoadedModel:
         import llama_cpp
         from llama_cpp import LlamaRAMCache
 
+        keep_process_output()
         llama = fast_llama_class()(
             model_path=path,
             n_ctx=n_ctx,
