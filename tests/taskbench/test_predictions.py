@@ -236,7 +236,7 @@ async def test_a_second_plan_with_more_problems_is_not_taken_as_fixed():
 async def test_a_second_plan_that_drops_tasks_is_not_taken():
     # The first plan's second task reads a file nobody gave; the "fix" answers one generic task without problems.
     first = [CHAIN[0], {"task": "text-to-speech", "id": 1, "dep": [-1], "args": {"text": "<GENERATED>-0"}}]
-    first = [*first, {"task": "image-classification", "id": 2, "dep": [-1], "args": {"image": "made_up.jpg"}}]
+    first = [*first, {"task": "automatic-speech-recognition", "id": 2, "dep": [-1], "args": {"audio": "made_up.wav"}}]
     second = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "cat.jpg"}}]
     llm = PlanByFunction(planner=in_turn(first, second))
     prediction = await predict(planner_for(llm), RECORDS[1])
@@ -295,12 +295,21 @@ def test_predictions_of_a_missing_file_are_none(tmp_path: Path):
 
 
 async def test_a_file_the_request_does_not_name_is_a_problem_the_fix_pass_sees():
-    invented = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "made_up.jpg"}}]
+    # The request names an image, not a recording: no file of the invented one's kind stands in for it.
+    invented = [{"task": "automatic-speech-recognition", "id": 0, "dep": [-1], "args": {"audio": "made_up.wav"}}]
     given = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "cat.jpg"}}]
     llm = PlanByFunction(planner=in_turn(invented, given))
     prediction = await predict(planner_for(llm), RECORDS[0])
     assert prediction.fixed and prediction.task_nodes == [{"task": "image-to-text", "arguments": ["cat.jpg"]}]
-    assert "made_up.jpg" in llm.seen[1][-1].text and "not found" in llm.seen[1][-1].text
+    assert "made_up.wav" in llm.seen[1][-1].text and "not found" in llm.seen[1][-1].text
+
+
+async def test_an_invented_file_of_the_one_kind_the_request_names_is_that_file_without_a_fix_pass():
+    invented = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "made_up.jpg"}}]
+    llm = PlanByFunction(planner=in_turn(invented))
+    prediction = await predict(planner_for(llm), RECORDS[0])
+    assert llm.calls == ["plan"] and not prediction.fixed
+    assert prediction.task_nodes == [{"task": "image-to-text", "arguments": ["cat.jpg"]}]
 
 
 async def test_a_text_document_the_request_names_is_in_the_workspace_and_an_invented_one_is_not():
