@@ -1,10 +1,10 @@
 """A plan's media file that no one gave, replaced by the one file of that kind the request names.
 
 A small controller copies file names from the demos it was shown: asked "What does the sign in sign.png say? Then
-read it aloud.", the embedded 1.5B planned the right tasks on `flyer.png`, a demo's image. Such a task could only fail
-("input file not found"), and the fix pass that hears of it tends to copy the same demo again. Where the request
-names exactly one file of the kind the argument reads, and that file is in the workspace, the request's file is what
-was meant. With two or more of that kind the meaning is open, and the task stays as planned, to fail with its reason.
+read it aloud.", the embedded 1.5B's fix pass planned the right tasks on `flyer.png`, a demo's image. Such a task
+could only fail ("input file not found"), so that plan was refused. Where the request names exactly one file of the
+kind the argument reads, and that file is in the workspace, the request's file is what was meant. With two or more
+of that kind the meaning is open, and the task stays as planned, to fail with its reason.
 """
 
 from __future__ import annotations
