@@ -9,17 +9,12 @@ of that kind the meaning is open, and the task stays as planned, to fail with it
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from hugginggraph.planning.references import REFERENCE
 from hugginggraph.tools.artifacts import InputFileError, is_remote, resolve_input_file
-from hugginggraph.tools.tasks import EXTENSIONS_OF, MEDIA_MODALITIES, Modality
-
-_NAMED = {
-    kind: re.compile(rf"[\w\-]+\.(?:{'|'.join(endings)})\b", re.IGNORECASE) for kind, endings in EXTENSIONS_OF.items()
-}
+from hugginggraph.tools.tasks import FILE_NAME_OF, MEDIA_MODALITIES, Modality
 
 
 def put_named_files(items: list[Any], request: str, workspace: Path) -> list[Any]:
@@ -43,7 +38,7 @@ def _with_named_files(item: Any, named: dict[Modality, str], workspace: Path) ->
 
 
 def _only_present_file(kind: Modality, request: str, workspace: Path) -> str | None:
-    names = set(_NAMED[kind].findall(request))
+    names = set(FILE_NAME_OF[kind].findall(request))
     if len(names) != 1:
         return None
     (name,) = names

@@ -28,7 +28,7 @@ from typing import Any
 
 from hugginggraph.planning.references import REFERENCE
 from hugginggraph.tools.step_chooser import StepTyper
-from hugginggraph.tools.tasks import EXTENSIONS_OF, TaskSpec
+from hugginggraph.tools.tasks import FILE_NAME_OF, TaskSpec
 
 _MEDIA_WORDS = {
     "audio": re.compile(
@@ -96,7 +96,7 @@ def _found_media(
     None when one of them is found nowhere."""
     found: dict[str, str] = {}
     for kind in set(spec.inputs) - {"text"} - set(_args(item)):
-        named = re.search(rf"[\w\-]+\.(?:{'|'.join(EXTENSIONS_OF[kind])})\b", item["step"], re.IGNORECASE)
+        named = FILE_NAME_OF[kind].search(item["step"])
         makers = [earlier_item["id"] for earlier_item in earlier if _makes(earlier_item, kind, tasks)]
         if not (named or makers):
             return None

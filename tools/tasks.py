@@ -27,6 +27,11 @@ EXTENSIONS_OF: dict[Modality, tuple[str, ...]] = {
 }
 """Each media kind's file-name endings, as regular expressions."""
 
+FILE_NAME_OF: dict[Modality, re.Pattern[str]] = {
+    kind: re.compile(rf"[\w\-]+\.(?:{'|'.join(endings)})\b", re.IGNORECASE) for kind, endings in EXTENSIONS_OF.items()
+}
+"""A file name of each media kind as it is found in text (a request, a step): "photo.png" in "edit photo.png"."""
+
 MEDIA_EXTENSIONS = "|".join(ending for endings in EXTENSIONS_OF.values() for ending in endings)
 """File-name endings read as media files wherever a file name is looked for in text (requests, steps, answers),
 as a regular-expression alternation."""
