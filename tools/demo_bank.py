@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hugginggraph.prompts import load_json
-from hugginggraph.tools.embedding_cache import Embed, disk_cached
+from hugginggraph.tools.embedding_cache import Embed, cached_embedder
 from hugginggraph.tools.tasks import MEDIA_EXTENSIONS, TEXT_EXTENSIONS, TaskSpec
 
 log = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ def minilm_embedder() -> Embed | None:
     # In numpy, not transformers: a new process's first plan then waits for no PyTorch import (docs/speed.md).
     encoder = NumpySentenceEncoder.load(Path(card.path))
     # The bank's and the gate's labelled texts are the same in every process: their vectors are read from disk.
-    return disk_cached(encoder.embed, default_data_dir() / "embeddings", f"{MINILM_ID} {card.path} numpy")
+    return cached_embedder(encoder.embed, default_data_dir() / "embeddings", f"{MINILM_ID} {card.path} numpy")
 
 
 @cache

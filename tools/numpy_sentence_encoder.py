@@ -47,6 +47,7 @@ class NumpySentenceEncoder:
     tokenizer: Any
     """A `tokenizers.Tokenizer`, truncating to the folder's `max_seq_length`."""
     weights: dict[str, Vectors]
+    """The safetensors tensors by name, each linear layer's `.weight` stored transposed and contiguous (in by out)."""
     layers: int
     heads: int
     epsilon: float
@@ -75,7 +76,7 @@ class NumpySentenceEncoder:
         tokenizer.no_padding()
         return cls(
             tokenizer,
-            load_file(folder / "model.safetensors"),
+            _linears_transposed(load_file(folder / "model.safetensors")),
             int(config["num_hidden_layers"]),
             int(config["num_attention_heads"]),
             float(config.get("layer_norm_eps", 1e-12)),
@@ -132,7 +133,7 @@ class NumpySentenceEncoder:
 
     def _linear(self, values: Vectors, name: str) -> Vectors:
         """One matrix product for the whole batch (a stacked one is a product per text)."""
-        flat = values.reshape(-1, values.shape[-1]) @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]
+        flat = values.reshape(-1, values.shape[-1]) @ self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
         return flat.reshape(*values.shape[:-1], -1)
 
     def _layer_norm(self, values: Vectors, name: str) -> Vectors:
@@ -140,6 +141,16 @@ class NumpySentenceEncoder:
         variance = ((values - mean) ** 2).mean(axis=-1, keepdims=True)
         normed = (values - mean) / np.sqrt(variance + np.float32(self.epsilon))
         return normed * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
+
+
+def _linears_transposed(tensors: dict[str, Vectors]) -> dict[str, Vectors]:
+    """`tensors` with each linear layer's weight (out by in, as PyTorch stores it) transposed into a contiguous
+    in-by-out array: OpenBLAS multiplies a request's few rows by a contiguous matrix faster than through a transposed
+    view, and the linear layers are most of an embedding's time (docs/speed.md)."""
+    return {
+        name: np.ascontiguousarray(tensor.T) if tensor.ndim == 2 and name.startswith("encoder.") else tensor
+        for name, tensor in tensors.items()
+    }
 
 
 def _gelu(values: Vectors) -> Vectors:
