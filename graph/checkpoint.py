@@ -60,14 +60,36 @@ async def open_checkpointer(
 
 @asynccontextmanager
 async def sqlite_checkpointer(path: Path | str | None = None) -> AsyncIterator[BaseCheckpointSaver]:
-    """An `AsyncSqliteSaver` on `path` (default: `default_checkpoint_path()`), open for the block."""
+    """An `AsyncSqliteSaver` on `path` (default: `default_checkpoint_path()`), open and set up for the block.
+
+    Its tables are made (or found) on opening, not by the first run: a file that cannot hold checkpoints is a
+    `ConfigurationError` naming it before any run starts, and a run does not wait for the setup. Errors inside the
+    block pass unchanged.
+    """
+    import sqlite3
+
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     target = Path(path) if path is not None else default_checkpoint_path()
     target.parent.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(target)) as connection:
-        yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+    if target.is_dir():  # told apart first: aiosqlite's thread, failing to open it, outlives the event loop noisily
+        raise _unusable_sqlite(target, "a folder")
+    async with AsyncExitStack() as stack:
+        try:
+            connection = await stack.enter_async_context(aiosqlite.connect(str(target)))
+            saver = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+            await saver.setup()  # idempotent: the saver calls it again before each use, then it returns at once
+        except sqlite3.DatabaseError as error:
+            raise _unusable_sqlite(target, str(error)) from error
+        yield saver
+
+
+def _unusable_sqlite(target: Path, why: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"cannot save runs in {target} ({why}): set checkpoint_path (HUGGINGGRAPH_CHECKPOINT_PATH) to a new file "
+        "or to a SQLite database of HuggingGraph's runs"
+    )
 
 
 @asynccontextmanager

@@ -4,12 +4,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import BaseModel
 
-from hugginggraph.tools.llm_json import ask_sentences, extract_json
+from hugginggraph.tools.llm_json import ask_json, ask_sentences, extract_json
 
 
 class Tokens(BaseChatModel):
@@ -37,6 +38,26 @@ class Tokens(BaseChatModel):
         for token in self.tokens:
             self.sent += 1
             yield ChatGenerationChunk(message=AIMessageChunk(content=token))
+
+
+class Reply(BaseModel):
+    answer: str
+
+
+class Heard(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
+        self.tokens.append(token)
+
+
+async def test_a_streamed_reply_reaches_its_listeners_token_by_token_and_comes_back_whole():
+    tokens = ['{"', "answer", '":', ' "', "Platform", " 4", '"}']
+    heard = Heard()
+    reply = await ask_json(Tokens(tokens=tokens), [HumanMessage("What does the sign say?")], Reply, [heard])
+    assert [token for token in heard.tokens if token] == tokens  # LangChain ends a stream with an empty one
+    assert reply.text == '{"answer": "Platform 4"}'
 
 
 @pytest.mark.parametrize(
