@@ -191,14 +191,16 @@ def _report(state: GraphState) -> str:
 def task_sentence(task: Task, result: TaskResult, plan: Mapping[int, Task]) -> str:
     """What one task did, in words: its output quoted or its files named, or what it could not do and why."""
     phrase = _PHRASES.get(task.task, _UNKNOWN_TASK)
+    asked = _ASKED.fullmatch(task.args.get("text", "").strip())
     values = {
         "input": _input_words(task, plan),
+        "question": f"\u201c{asked['question'].strip()}\u201d" if asked else "",
         "task": task.task,
         "output": _quoted(result.text),
         "files": ", ".join(artifact.path for artifact in result.artifacts) or "no file",
     }
     if result.status == "ok":
-        sentence = Template(phrase["did"]).safe_substitute(values)
+        sentence = Template(phrase["asked" if asked and "asked" in phrase else "did"]).safe_substitute(values)
         if result.artifacts and "$files" not in phrase["did"]:
             sentence += f" (files: {values['files']})"
         return f"{sentence} {RANDOM_WEIGHTS_NOTE}" if result.random_weights else sentence
@@ -213,18 +215,30 @@ _UNKNOWN_TASK = {"did": "$task on $input: $output", "do": "run $task on $input",
 
 def _input_words(task: Task, plan: Mapping[int, Task]) -> str:
     """The task's main input as the user would name it: a file's name, a short text quoted, or the earlier result
-    it reads ("the transcript")."""
+    it reads ("the transcript"); for a passage asked a question, the passage."""
     spec = TASKS.get(task.task)
     names: list[str] = [name for name in (spec.inputs if spec else ()) if name in task.args] or list(task.args)
     if not names:
         return "the request"
     value = task.args[names[0]].strip()
+    if names[0] != "text" or REFERENCE.fullmatch(value):
+        return _source_words(value, plan)
+    if asked := _ASKED.fullmatch(value):
+        return _source_words(asked["source"], plan)
+    return f"\u201c{value}\u201d" if len(value) <= 60 else "the text"
+
+
+_ASKED = re.compile(r"(?P<source>\S+)\s+Question:\s*(?P<question>.+)", re.IGNORECASE | re.DOTALL)
+"""A passage and a question about it, as plans ask them: a file's name or an earlier result, then `Question:`
+(`notes.txt Question: When does the meeting start?`; tools/artifacts.py reads the file in its place)."""
+
+
+def _source_words(value: str, plan: Mapping[int, Task]) -> str:
+    """An input the user would name by its file's name, or an earlier result by what it is ("the transcript")."""
     if match := REFERENCE.fullmatch(value):
         source = plan.get(int(match.group(1)))
         return _PHRASES.get(source.task, _UNKNOWN_TASK)["noun"] if source else "an earlier result"
-    if names[0] != "text":
-        return Path(value).name or value
-    return f"\u201c{value}\u201d" if len(value) <= 60 else "the text"
+    return Path(value).name or value
 
 
 def _quoted(text: str | None) -> str:

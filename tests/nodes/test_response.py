@@ -167,6 +167,33 @@ def test_each_task_is_told_in_the_users_terms_with_its_files_and_failures():
     assert told[3] == "I could not detect the objects in street.png: no model available."
 
 
+def test_a_question_about_a_passage_is_told_as_the_question_and_where_it_was_asked():
+    from hugginggraph.graph.state import Task, TaskResult
+    from hugginggraph.nodes.response import task_sentence
+
+    plan = {
+        0: Task(id=0, task="question-answering", args={"text": "notes.txt Question: At what time does it start?"}),
+        1: Task(id=1, task="automatic-speech-recognition", args={"audio": "memo.wav"}),
+        2: Task(id=2, task="question-answering", dep=[1], args={"text": "<GENERATED>-1 question: Who is invited?"}),
+        3: Task(id=3, task="question-answering", args={"text": "notes.txt"}),
+    }
+    results = {
+        0: TaskResult(task_id=0, task=plan[0].task, status="ok", text="10:30"),
+        2: TaskResult(task_id=2, task=plan[2].task, status="ok", text="Anna"),
+        3: TaskResult(task_id=3, task=plan[3].task, status="failed", error="no answer in the passage"),
+    }
+    assert task_sentence(plan[0], results[0], plan) == (
+        'The answer to \u201cAt what time does it start?\u201d in notes.txt: "10:30"'
+    )
+    assert (
+        task_sentence(plan[2], results[2], plan)
+        == 'The answer to \u201cWho is invited?\u201d in the transcript: "Anna"'
+    )
+    assert task_sentence(plan[3], results[3], plan) == (
+        "I could not answer the question from \u201cnotes.txt\u201d: no answer in the passage."
+    )
+
+
 def test_results_reach_the_controller_as_labelled_lines_not_json():
     from hugginggraph.graph.state import Artifact, TaskResult
     from hugginggraph.nodes.response import results_for_prompt
