@@ -48,20 +48,27 @@ RANDOM_WEIGHTS_NOTE = "(made by a model with random weights: this is noise, not 
 
 def results_for_prompt(results: list[TaskResult]) -> str:
     """The results as short labelled lines: small controllers copy JSON back instead of answering from it. Files go
-    by their names, and no model is named: the prompt asks for neither in the answer, and a run folder's path, twice
-    for a runner whose text output is its file, was the longest part of the prompt a local controller evaluates
-    (`confine_paths` gives a named file its full path back)."""
+    by their names, in the files' line and in an output that mentions them, and no model is named: the prompt asks
+    for neither in the answer, and a run folder's path, unique to the run, was the longest part of the prompt a local
+    controller evaluates and kept the prompt cache from holding the lines after it (`confine_paths` gives a named
+    file its full path back)."""
     lines = []
     for result in results:
         paths = [artifact.path for artifact in result.artifacts]
         lines.append(f"Task {result.task_id} ({result.task}): {result.status}")
         if result.text and result.text not in paths:
-            lines.append(f"  output: {result.text[:OUTPUT_CHARS]}")
+            lines.append(f"  output: {_paths_as_names(result.text, paths)[:OUTPUT_CHARS]}")
         if paths:
             lines.append(f"  files: {', '.join(Path(path).name for path in paths)}")
         if result.error:
             lines.append(f"  why: {result.error}")
     return "\n".join(lines)
+
+
+def _paths_as_names(text: str, paths: list[str]) -> str:
+    for path in paths:
+        text = text.replace(path, Path(path).name)
+    return text
 
 
 def confine_paths(answer: str, made: Collection[str], given: Collection[str] = ()) -> str:

@@ -209,6 +209,14 @@ def test_results_reach_the_controller_as_labelled_lines_not_json():
             artifacts=[Artifact(kind="audio", path="/runs/t/task-1-speech.wav")],
         ),
         TaskResult(task_id=2, task="translation", status="skipped", error="task 1 failed"),
+        TaskResult(
+            task_id=3,
+            task="text-to-speech",
+            status="ok",
+            model_id="m/piper",
+            text="a recording of the words read aloud, 2.0 seconds long, saved as /runs/t/task-3-speech.wav",
+            artifacts=[Artifact(kind="audio", path="/runs/t/task-3-speech.wav")],
+        ),
     ]
     assert results_for_prompt(results).splitlines() == [
         "Task 0 (image-to-text): ok",
@@ -217,4 +225,7 @@ def test_results_reach_the_controller_as_labelled_lines_not_json():
         "  files: task-1-speech.wav",
         "Task 2 (translation): skipped",
         "  why: task 1 failed",
+        "Task 3 (text-to-speech): ok",
+        "  output: a recording of the words read aloud, 2.0 seconds long, saved as task-3-speech.wav",
+        "  files: task-3-speech.wav",
     ]
