@@ -119,7 +119,7 @@ class Planner:
         first = PlanDraft(saved) if saved is not None else await self.ask(messages, listeners)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
         draft = await self.revised(first, request)
-        problems = self._problems(draft, request)
+        problems = self._problems(draft, request, files)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
@@ -128,7 +128,7 @@ class Planner:
             second = await self.revised(await self.ask([*messages, *fix], min_tasks=int(not draft.items)), request)
             if (
                 second.error is None
-                and len(self._problems(second, request)) < len(problems)
+                and len(self._problems(second, request, files)) < len(problems)
                 and len(second.items) >= len(draft.items)  # a fix mends tasks; it does not drop what was asked
                 and not plan_left_request(second.items, request)
             ):
@@ -146,7 +146,8 @@ class Planner:
         kind the request names."""
         if self.aids.step_vote and self.aids.steps != "none" and self.aids.demos == "retrieved":
             # Embedding the steps takes milliseconds, but the first vote loads MiniLM: off the event loop.
-            items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, self._step_judge(), self.tasks)
+            judge = self._step_judge()
+            items, retyped = await asyncio.to_thread(retype_by_steps, draft.items, judge, self.tasks, request)
             draft = replace(draft, items=items, retyped=retyped)
         if self.aids.back_references:
             items, rewired = wire_back_references(draft.items, request, self.tasks)
@@ -176,16 +177,33 @@ class Planner:
         except ValueError as error:
             return PlanDraft([], error=f"the planner did not return a usable plan ({error})")
 
-    def _problems(self, draft: PlanDraft, request: str) -> list[str]:
-        """Why tasks of this plan cannot run (e.g. an input file no one gave), one reason per task; or that it has
+    def _problems(self, draft: PlanDraft, request: str, files: Sequence[str]) -> list[str]:
+        """Why tasks of this plan cannot run (e.g. an input file no one gave), one reason per task; that it has
         none for a request that names a file ("Read the text on sign.png"), which a small controller sometimes
-        answers with an empty plan, then the run says it can do what it was asked and does nothing."""
+        answers with an empty plan, then the run says it can do what it was asked and does nothing; and each file
+        given with the request and named in it that no task reads: "What is said in memo.wav? Read it back to me."
+        was planned as text-to-speech of its own output, and a fix pass told only that planned the same again."""
         if draft.error is not None:
             return []
         if not draft.items and names_file(request):
             return ["the request names a file, but the plan has no task: plan the tasks that do what it asks"]
         doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
-        return [reason for _, reason in sorted(doomed.items())]
+        return [reason for _, reason in sorted(doomed.items())] + [
+            f"no task reads {name}, which the request gives: plan the task that reads it, and use its output"
+            for name in _unread_files(draft.items, files, request)
+        ]
+
+
+def _unread_files(items: list[Any], files: Sequence[str], request: str) -> list[str]:
+    """The given files the request names and no task's arguments do (a plan names "sign.png" for the workspace's
+    file). A file the request does not name may be given for other turns (`hugginggraph chat --file`)."""
+    read = " ".join(
+        str(value)
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("args"), dict)
+        for value in item["args"].values()
+    )
+    return [name for name in files if Path(name).name in request and Path(name).name not in read]
 
 
 def prompt_key(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:

@@ -17,6 +17,10 @@ step names, else the nearest earlier task's output of that kind). A missing text
 words, e.g. the question for visual-question-answering. A clear vote must also keep the plan's data flow: where
 later tasks read the task's output, the new type must make the kind they read (text-to-image whose picture a later
 task edits stays an image maker). A doubted type's readers were planned on the same mistake, so they do not bind it.
+A new type must not leave a file unread either: where the task is the only one reading a media file and the new type
+does not read that kind ("read the text on sign.png aloud", planned as image-to-text of the picture, voted
+text-to-speech of the step's words), the planned task stays and a task of the voted type follows it, reading its
+output, as the step asks both (or the task stays as planned, when the voted type cannot read what it makes).
 No LLM call: embedding the steps takes milliseconds.
 """
 
@@ -42,9 +46,12 @@ _MEDIA_WORDS = {
 """Words a step uses when it asks for media of a kind: a step that makes such media without one of them is doubted."""
 
 
-def retype_by_steps(items: list[Any], judge: StepTyper, tasks: Mapping[str, TaskSpec]) -> tuple[list[Any], int]:
+def retype_by_steps(
+    items: list[Any], judge: StepTyper, tasks: Mapping[str, TaskSpec], request: str = ""
+) -> tuple[list[Any], int]:
     """The plan with task types corrected by the step vote (see the module docstring), and how many changed.
-    Tasks without a step phrase keep their type."""
+    Tasks without a step phrase keep their type. The files `request` names are the ones a retype may not leave
+    unread (a file the controller made up may go)."""
     stepped = [
         index
         for index, item in enumerate(items)
@@ -54,6 +61,7 @@ def retype_by_steps(items: list[Any], judge: StepTyper, tasks: Mapping[str, Task
         return items, 0
     read_as = _kinds_read(items)
     revised, retyped = list(items), 0
+    split: set[int] = set()
     for index, voted in zip(stepped, judge.tasks_for_steps([items[i]["step"] for i in stepped], tasks), strict=True):
         item, task_id = items[index], items[index].get("id")
         kinds_read = read_as.get(task_id, set()) if isinstance(task_id, int) else set()
@@ -62,15 +70,73 @@ def retype_by_steps(items: list[Any], judge: StepTyper, tasks: Mapping[str, Task
         if spec is not None and found and (not kinds_read or spec.output in kinds_read):
             item = {**item, "args": {**_args(item), **found}}
         task = voted if voted in _fitting_types(item, tasks, kinds_read) else _doubt_vote(item, judge, tasks)
-        if task is not None and task != item.get("task"):
-            args = _args(item)
-            revised[index] = {
-                **item,
-                "task": task,
-                "args": {name: args.get(name, item["step"]) for name in tasks[task].inputs},
-            }
-            retyped += 1
-    return revised, retyped
+        if task is None or task == item.get("task"):
+            continue
+        args = _args(item)
+        if _strands_a_file(item, tasks[task], [*items[:index], *items[index + 1 :]], request):
+            planned = tasks.get(item["task"]) if isinstance(item.get("task"), str) else None
+            if planned is None or planned.output not in tasks[task].inputs or not isinstance(task_id, int):
+                continue  # the voted type cannot read what the task makes: the task stays as planned
+            args = {**args, planned.output: f"<GENERATED>-{task_id}"}
+            split.add(index)
+        revised[index] = {
+            **item,
+            "task": task,
+            "args": {name: args.get(name, item["step"]) for name in tasks[task].inputs},
+        }
+        retyped += 1
+    return _followed(revised, split, items, tasks), retyped
+
+
+def _strands_a_file(item: dict[str, Any], new_type: TaskSpec, others: list[Any], request: str) -> bool:
+    """Whether retyping the task would drop a media file the request names, which it reads and no other task of the
+    plan reads: that file would then go unread."""
+    read_elsewhere = {str(value) for other in others for value in _args(other).values()}
+    return any(
+        kind not in new_type.inputs
+        and kind in FILE_NAME_OF
+        and (named := FILE_NAME_OF[kind].search(str(value))) is not None
+        and named.group(0) in request
+        and str(value) not in read_elsewhere
+        for kind, value in _args(item).items()
+    )
+
+
+def _followed(revised: list[Any], split: set[int], planned: list[Any], tasks: Mapping[str, TaskSpec]) -> list[Any]:
+    """The plan with each task of `split` put back as planned and followed by its retyped self, a task of the voted
+    type reading its output (new ids after the plan's); later tasks that read it as the kind the follower makes
+    read the follower instead."""
+    result = list(revised)
+    next_id = max(
+        (item["id"] for item in planned if isinstance(item, dict) and isinstance(item.get("id"), int)), default=-1
+    )
+    for index in sorted(split, reverse=True):  # from the last back, so that the earlier indices still hold
+        next_id += 1
+        old, follower = planned[index]["id"], revised[index]
+        made = tasks[follower["task"]].output
+        result = [item if at == index else _read_from(item, old, next_id, made) for at, item in enumerate(result)]
+        result[index : index + 1] = [planned[index], {**follower, "id": next_id, "dep": [old]}]
+    return result
+
+
+def _read_from(item: Any, old: int, new: int, kind: str) -> Any:
+    """`item` reading task `new`'s output where it read task `old`'s as `kind`."""
+    args = _args(item) if isinstance(item, dict) else {}
+    if kind not in args or not _refers_to(args[kind], old):
+        return item
+    moved_reference = REFERENCE.sub(
+        lambda m: f"<GENERATED>-{new}" if int(m.group(1)) == old else m.group(0), str(args[kind])
+    )
+    moved = {**args, kind: moved_reference}
+    still_reads_old = any(_refers_to(value, old) for value in moved.values())
+    dep = item.get("dep")
+    if isinstance(dep, list) and not still_reads_old:
+        dep = [new if d == old else d for d in dep]
+    return {**item, "args": moved, "dep": dep}
+
+
+def _refers_to(value: Any, task_id: int) -> bool:
+    return any(int(match.group(1)) == task_id for match in REFERENCE.finditer(str(value)))
 
 
 def _doubt_vote(item: dict[str, Any], judge: StepTyper, tasks: Mapping[str, TaskSpec]) -> str | None:

@@ -224,6 +224,32 @@ async def test_an_empty_plan_for_a_request_naming_a_file_gets_the_fix_pass(reque
     assert draft.error is None
 
 
+@pytest.mark.parametrize(
+    ("request_text", "files", "asked"),
+    [
+        ("What is said in memo.wav? Read it back to me.", ["memo.wav"], ["plan"] * 2),
+        ("What is said in memo.wav? Read it back to me.", [], ["plan"]),
+        ("Read the transcript back to me.", ["memo.wav"], ["plan"]),  # given for another turn (chat --file)
+    ],
+)
+async def test_a_given_file_the_request_names_and_no_task_reads_gets_the_fix_pass(request_text, files, asked):
+    """The 1.5B planned "What is said in memo.wav? Read it back to me." as text-to-speech of its own output; told
+    only that, its fix pass planned the same; told that no task reads memo.wav, it planned the transcription."""
+    speak = stepped("read the transcript back to me", "text-to-speech", 0, text="the transcript")
+    transcribe = stepped("transcribe memo.wav", "automatic-speech-recognition", 0, audio="memo.wav")
+    fixed = [transcribe, {**speak, "id": 1, "dep": [0], "args": {"text": "<GENERATED>-0"}}]
+
+    def unread_until_told(messages) -> str:
+        return json.dumps({"tasks": fixed if "no task reads memo.wav" in messages[-1].text else [speak]})
+
+    llm = ScriptedChatModel(plan=unread_until_told)
+    aids = PlanningAids(demos="static")
+    draft = await Planner(llm, TASKS, aids, VotingBank({})).draft(request_text, files)
+
+    assert llm.calls == asked
+    assert draft.items == (fixed if len(asked) == 2 else [speak])
+
+
 async def test_an_empty_plan_for_a_request_naming_a_file_is_a_failed_plan_when_the_fix_pass_plans_none_either():
     """The 1.5B once planned nothing for "What does the sign in sign.png say?", fix pass included: the run must not
     answer as if no model were needed (a chat answer then read the sign from imagination, "STOP")."""

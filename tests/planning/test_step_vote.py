@@ -128,3 +128,77 @@ def test_a_voted_type_whose_media_is_found_nowhere_is_not_taken():
     step = "identify the emotion in the speech"
     plan = [stepped(step, "token-classification", 0, text="the speech")]
     assert retype_by_steps(plan, VotingBank({step: "audio-classification"}), TASKS) == (plan, 0)
+
+
+def test_a_vote_that_would_leave_a_given_file_unread_follows_the_planned_task_instead():
+    step = "read the text on sign.png aloud"
+    plan = [stepped(step, "image-to-text", 0, image="sign.png")]
+    revised, retyped = retype_by_steps(plan, VotingBank({step: "text-to-speech"}), TASKS, step)
+    assert retyped == 1
+    assert revised == [
+        plan[0],
+        {"step": step, "task": "text-to-speech", "id": 1, "dep": [0], "args": {"text": "<GENERATED>-0"}},
+    ]
+
+
+def test_the_tasks_that_read_a_split_task_read_the_voted_task_after_it():
+    step = "translate the words in photo.jpg into French"
+    plan = [
+        stepped(step, "image-to-text", 0, image="photo.jpg"),
+        stepped("say it", "text-to-speech", 1, text="<GENERATED>-0"),
+    ]
+    plan[1]["dep"] = [0]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "translation"}), TASKS, step)
+    assert [(item["id"], item["task"], item["dep"], item["args"]) for item in revised] == [
+        (0, "image-to-text", [-1], {"image": "photo.jpg"}),
+        (2, "translation", [0], {"text": "<GENERATED>-0"}),
+        (1, "text-to-speech", [2], {"text": "<GENERATED>-2"}),
+    ]
+
+
+def test_a_file_another_task_reads_does_not_stop_the_vote():
+    step = "read the text on sign.png aloud"
+    plan = [
+        stepped(step, "image-to-text", 0, image="sign.png"),
+        stepped("find the signs", "object-detection", 1, image="sign.png"),
+    ]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "text-to-speech"}), TASKS, step)
+    assert revised[0] == {**plan[0], "task": "text-to-speech", "args": {"text": step}}
+
+
+def test_a_voted_type_that_cannot_read_the_planned_output_leaves_a_lone_file_reader_as_planned():
+    step = "make photo.png brighter and say so"
+    plan = [stepped(step, "image-to-image", 0, image="photo.png")]
+    assert retype_by_steps(plan, VotingBank({step: "text-to-speech"}), TASKS, step) == (plan, 0)
+
+
+def test_the_task_after_a_lone_file_reader_takes_the_media_file_its_step_names():
+    step = "edit photo.png as memo.wav says"
+    plan = [stepped(step, "automatic-speech-recognition", 0, audio="memo.wav")]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "image-to-image"}), TASKS, step)
+    assert revised[0] == plan[0]
+    assert revised[1]["task"] == "image-to-image"
+    assert revised[1]["args"] == {"image": "photo.png", "text": "<GENERATED>-0"}
+
+
+def test_only_references_to_the_split_task_move():
+    step = "translate the words in photo.jpg into French"
+    plan = [
+        stepped(step, "image-to-text", 1, image="photo.jpg"),
+        stepped("say it", "text-to-speech", 12, text="<GENERATED>-1"),
+        stepped("sum up what it says", "summarization", 13, text="<GENERATED>-12 and <GENERATED>-1"),
+    ]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "translation"}), TASKS, step)
+    assert [(item["id"], item["args"]) for item in revised] == [
+        (1, {"image": "photo.jpg"}),
+        (14, {"text": "<GENERATED>-1"}),
+        (12, {"text": "<GENERATED>-14"}),
+        (13, {"text": "<GENERATED>-12 and <GENERATED>-14"}),
+    ]
+
+
+def test_a_file_the_request_does_not_name_may_be_dropped_by_the_vote():
+    step = "make a video of the story"
+    plan = [stepped(step, "visual-question-answering", 0, image="stray_animals.jpg", text="the story")]
+    revised, _ = retype_by_steps(plan, VotingBank({step: "text-to-video"}), TASKS, "Make a video of this story: ...")
+    assert revised == [{**plan[0], "task": "text-to-video", "args": {"text": "the story"}}]
