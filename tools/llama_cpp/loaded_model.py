@@ -91,13 +91,9 @@ class LoadedModel:
             self.llama.prompt_split = None
             before = self._newest_key()
             decoded = 0
-            try:
-                for chunk in self.llama.create_chat_completion(stream=True, **request):
-                    decoded += bool(chunk["choices"][0]["delta"].get("content"))
-                    yield chunk
-            except GeneratorExit:
-                self._keep_state_of_cut_reply(before)
-                raise
+            for chunk in self.llama.create_chat_completion(stream=True, **request):
+                decoded += bool(chunk["choices"][0]["delta"].get("content"))
+                yield chunk
             self._keep_newest_state(before)
             restored, evaluated = self.llama.prompt_split or (0, 0)
             prompt = restored + evaluated
@@ -113,14 +109,6 @@ class LoadedModel:
 
     def _newest_key(self) -> tuple[int, ...] | None:
         return next(reversed(self.states.cache_state), None) if self.states is not None else None
-
-    def _keep_state_of_cut_reply(self, before: tuple[int, ...] | None) -> None:
-        """llama-cpp-python saves a reply's state after its last token, so a reply its caller stops early (an answer
-        cut after its sentences, `llm_json.ask_sentences`) left its prompt out of the cache, and the same prompt was
-        evaluated whole again. Its state is what the context holds now: the prompt and the tokens evaluated so far."""
-        if self.states is not None and self.llama.n_tokens > 0:
-            self.states[tuple(self.llama.input_ids.tolist())] = self.llama.save_state()
-            self._keep_newest_state(before)
 
     def _keep_newest_state(self, before: tuple[int, ...] | None) -> None:
         """Trim the state the reply just saved, if it saved one, and write it for the next process."""

@@ -691,20 +691,3 @@ def test_usage_says_how_much_of_the_prompt_the_cache_restored(controller: LocalL
     streamed = sum(chunks[1:], chunks[0]).usage_metadata
     assert streamed is not None and streamed["input_tokens"] == again["input_tokens"]
     assert streamed["output_tokens"] == len([chunk for chunk in chunks if chunk.text])
-
-
-@pytest.mark.slow
-async def test_a_reply_left_early_keeps_its_prompt_in_the_cache(controller: LocalLlamaChatModel):
-    # The answer's lead is cut after two sentences (llm_json.ask_sentences); its prompt used to be evaluated whole
-    # again, since llama-cpp-python saves a reply's state only after its last token.
-    messages = [HumanMessage("Tell me about the seven colours of the rainbow, one sentence for each colour.")]
-    controller.invoke([HumanMessage("Something else first.")])
-    stream = controller.astream(messages)
-    async for chunk in stream:
-        if chunk.text.strip():
-            break
-    await stream.aclose()
-    controller.invoke([HumanMessage("Something else in between.")])  # replaces the reply in the context
-    again = (await controller.ainvoke(messages)).usage_metadata
-    assert again is not None
-    assert again["input_token_details"]["cache_read"] == again["input_tokens"] - 1
