@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.utils.json import parse_partial_json
+from pydantic_core import from_json
 
 
 def whole_tasks(text: str, reply_plan: Callable[[Any], list[Any]]) -> list[Any]:
@@ -18,10 +19,20 @@ def whole_tasks(text: str, reply_plan: Callable[[Any], list[Any]]) -> list[Any]:
     if not starts:
         return []
     try:  # from the first bracket: a plain reply may say something first
-        items = reply_plan(parse_partial_json(text[min(starts) :]))
+        items = reply_plan(_partial_json(text[min(starts) :]))
     except ValueError:  # not JSON (yet), or no task list in it
         return []
     return items[:-1]
+
+
+def _partial_json(text: str) -> Any:
+    """The value a JSON prefix holds so far: pydantic-core's parser, which reads a prefix in one pass in Rust, and
+    for what it refuses (a raw newline inside a string) LangChain's lenient one, which closes the prefix character
+    by character in Python: the reply so far is parsed again at each task."""
+    try:
+        return from_json(text, allow_partial=True)
+    except ValueError:
+        return parse_partial_json(text)
 
 
 EARLY_TASKS = 10

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +210,15 @@ def _unread_files(items: list[Any], files: Sequence[str], request: str) -> list[
 def prompt_key(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:
     """A digest of everything a planning call shows the controller: each message's role and text, and the reply's
     schema. Equal keys mean the same question."""
-    shown = [[message.type, message.text] for message in messages] + [schema.model_json_schema()]
+    shown = [[message.type, message.text] for message in messages] + [_schema_shown(schema)]
     return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
+
+
+@cache
+def _schema_shown(schema: type[BaseModel]) -> dict[str, Any]:
+    """A schema's JSON form, made once per class (`plan_schema` makes each class once): pydantic builds it anew on
+    every call, the largest part of a key's cost."""
+    return schema.model_json_schema()
 
 
 _GROUNDED_SHARE = 0.5
