@@ -9,6 +9,7 @@ approval on one thread pass `mode` and `approval` with every request (`runs.arun
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal
 
 from langchain_core.messages import AnyMessage
@@ -73,6 +74,12 @@ class TaskResult(BaseModel):
         if self.started_at is None or self.finished_at is None:
             return None
         return self.finished_at - self.started_at
+
+
+def turn_number(messages: Sequence[AnyMessage]) -> int:
+    """Which turn of its thread a run is, from 1: the requests in `messages`, the run's own included (the planning
+    stage adds it). A resumed or re-run turn counts the same, so it writes where it started."""
+    return sum(message.type == "human" for message in messages)
 
 
 def merge_by_task_id(left: dict[int, Any] | None, right: dict[int, Any] | None) -> dict[int, Any]:

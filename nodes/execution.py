@@ -32,8 +32,8 @@ from hugginggraph.dispatch.journal import StepJournal
 from hugginggraph.dispatch.model_calls import run_ready_task
 from hugginggraph.graph.checkpoint import checkpoint_serializer
 from hugginggraph.graph.context import HuggingGraphContext
-from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult
-from hugginggraph.tools.artifacts import run_folder
+from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, turn_number
+from hugginggraph.tools.artifacts import turn_folder
 from hugginggraph.tools.call_journal import CallJournal
 
 
@@ -78,7 +78,7 @@ async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> d
     choices = state.get("choices", {})
     thread_id = get_config()["configurable"].get("thread_id", "default")
     context = runtime.context
-    run_dir = run_folder(context.artifacts_dir, str(thread_id))
+    run_dir = turn_folder(context.artifacts_dir, str(thread_id), turn_number(state.get("messages", [])))
     gate = Gate(context.limits, state.get("deadline"))
     # LangGraph's id for this run of the node: the same when a killed run resumes it, new for each turn and each
     # fork, so a record is read back only by the step that wrote it.

@@ -20,12 +20,12 @@ from langgraph.types import Overwrite
 from hugginggraph.dispatch.early_starts import EarlyStarter
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for
 from hugginggraph.graph.context import HuggingGraphContext
-from hugginggraph.graph.state import GraphState, Mode
+from hugginggraph.graph.state import GraphState, Mode, turn_number
 from hugginggraph.planning.plan_schema import reply_plan
 from hugginggraph.planning.plan_stream import PlanStream
 from hugginggraph.planning.planner import PlanDraft, Planner
 from hugginggraph.planning.task_options import with_task_options
-from hugginggraph.tools.artifacts import InputFileError, inside_workspace, run_folder
+from hugginggraph.tools.artifacts import InputFileError, inside_workspace, run_folder, turn_folder
 from hugginggraph.tools.llm_json import ControllerUnavailable
 
 
@@ -60,8 +60,10 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "direct_answer": False,
         "replanned": None,
     }
-    run_dir = run_folder(context.artifacts_dir, str(get_config()["configurable"].get("thread_id", "default")))
-    context.early_starts.cancel(str(run_dir))  # what an earlier turn started and nobody took
+    thread_id = str(get_config()["configurable"].get("thread_id", "default"))
+    context.early_starts.cancel(str(run_folder(context.artifacts_dir, thread_id)))  # earlier turns' calls nobody took
+    asked = [*state.get("messages", []), HumanMessage(state.get("request", "").strip())]
+    run_dir = turn_folder(context.artifacts_dir, thread_id, turn_number(asked))
     starter = _early_starter(state, context, run_dir, turn["deadline"])
     meter = LLMMeter.for_run(context.limits, None)
     listeners = [PlanStream(starter.consider, reply_plan)] if starter else []

@@ -1,7 +1,8 @@
 """Files in and out of a run: input files resolved inside a workspace, outputs written to a run folder.
 
-Every file an expert model produces is written here under a name that depends only on the task, so a resumed
-run writes the same paths as an uninterrupted one, and the answer can be checked against the files that exist.
+Every file an expert model produces is written here under a name that depends only on the task and the turn of the
+thread, so a resumed run writes the same paths as an uninterrupted one, a later turn never overwrites a file an
+earlier answer names, and the answer can be checked against the files that exist.
 
 Plans are written by an LLM that reads untrusted text, so a plan is never trusted to name a file: an input file
 must lie inside the workspace once `..` and symlinks are resolved, and outputs go only under the run's folder,
@@ -187,3 +188,10 @@ def run_folder(artifacts_dir: Path, thread_id: str) -> Path:
     digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     readable = re.sub(r"[^A-Za-z0-9_-]+", "-", thread_id).strip("-")[:40]
     return artifacts_dir / f"{readable}-{digest}".lstrip("-")
+
+
+def turn_folder(artifacts_dir: Path, thread_id: str, turn: int) -> Path:
+    """The folder one turn of a thread writes its outputs to, inside the thread's `run_folder`: files are named after
+    their task (`task-0-...`), and a later turn's task 0 would otherwise overwrite the recording or image an earlier
+    answer, still in the chat, names."""
+    return run_folder(artifacts_dir, thread_id) / f"turn-{turn}"

@@ -73,8 +73,8 @@ def saved_task_ids(saved: CheckpointTuple | None) -> set[int]:
 
 def recorded_task_ids(workdir: Path, thread_id: str) -> set[int]:
     """The plan tasks whose result the run's call journal holds: the execute node records each successful call there
-    before its task ends, in `calls/` of the run's artifacts folder (nodes/execution.py)."""
-    records = (workdir / "artifacts" / thread_id / "calls").glob("*/*.call")
+    before its task ends, in `calls/` of the turn's artifacts folder (nodes/execution.py)."""
+    records = (workdir / "artifacts" / thread_id / "turn-1" / "calls").glob("*/*.call")
     return {read_record(path, checkpoint_serializer()).task_id for path in records}
 
 

@@ -67,4 +67,5 @@ async def test_speech_and_image_request_runs_on_real_models_and_saves_artifacts(
         assert wav.kind == "audio" and audio.getnframes() > 0
     drawn = [a for a in detection.artifacts if a.kind == "image"]
     assert drawn and all(Path(a.path).is_file() for a in drawn)
-    assert all(Path(a.path).parent == context.artifacts_dir / "t" for r in results.values() for a in r.artifacts)
+    turn = context.artifacts_dir / "t" / "turn-1"
+    assert all(Path(a.path).parent == turn for r in results.values() for a in r.artifacts)

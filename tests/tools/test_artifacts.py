@@ -11,6 +11,7 @@ from hugginggraph.tools.artifacts import (
     read_text_file,
     resolve_input_file,
     run_folder,
+    turn_folder,
 )
 
 
@@ -102,3 +103,9 @@ def test_unusable_text_files_are_clear_errors(name, contents, problem, workspace
         (workspace / name).write_bytes(contents)
     with pytest.raises(InputFileError, match=problem):
         read_text_file(name, workspace)
+
+
+def test_each_turn_writes_inside_its_threads_folder(tmp_path: Path):
+    thread = run_folder(tmp_path, "../x")
+    assert turn_folder(tmp_path, "../x", 1).parent == thread == turn_folder(tmp_path, "../x", 2).parent
+    assert turn_folder(tmp_path, "../x", 1) != turn_folder(tmp_path, "../x", 2)
