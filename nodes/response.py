@@ -2,7 +2,8 @@
 
 First a few sentences by the controller LLM that answer the request from the outputs of the tasks that succeeded
 with real weights; a file path it names must be one that exists, so a hallucinated path never reaches the user as
-if it were real. Then the report: one sentence per task, written by code from its result (what it read, what it
+if it were real. When every result is a file a task made (a recording, a picture), there is nothing for those
+sentences to say that the report does not, and none are asked for. Then the report: one sentence per task, written by code from its result (what it read, what it
 made or quoted, which files, or why it failed), so the answer never claims work that was not done even when a
 small controller would, and outputs of random-weight models are labelled as noise.
 
@@ -151,7 +152,7 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
     real = [result for result in results if result.status == "ok" and not result.random_weights]
     # A lead over partial results was seen answering the failed part from the LLM's own knowledge ("The meeting
     # starts at 10:00 AM" when the question-answering task had failed): the report alone tells no such story.
-    if stopped or (len(real) < len(state.get("plan", [])) and not _replaced(state, real)):
+    if stopped or (len(real) < len(state.get("plan", [])) and not _replaced(state, real)) or _only_made_files(real):
         return report
     meter.check()
     notes = [*state.get("plan_repairs", []), *([f"the run stopped early: {stopped}"] if stopped else [])]
@@ -169,6 +170,13 @@ async def _answer(state: GraphState, llm: BaseChatModel, meter: LLMMeter) -> str
         return _without_lead(state, f"{type(error).__name__}: {error}")
     lead = confine_paths(reply.strip(), _made_paths(results), _given_paths(state))
     return f"{lead}\n\n{report}" if lead else report
+
+
+def _only_made_files(results: list[TaskResult]) -> bool:
+    """Whether every result is a file a task made (a recording, a picture), whose text only describes it: the report
+    names each file, and a lead could say nothing of its own (the 1.5B, asked about a recording it made, wrote "The
+    recording shows a clear, clear, clear, ...")."""
+    return all((spec := TASKS.get(result.task)) is not None and spec.output != "text" for result in results)
 
 
 def _replaced(state: GraphState, real: list[TaskResult]) -> bool:

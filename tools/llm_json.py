@@ -184,21 +184,31 @@ SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*")
 """A token that ends a sentence: its full stop, "!" or "?", and any closing quotes or brackets with it."""
 
 
+LOOPING = re.compile(r"(.{2,40}?)\1{3,}$", re.DOTALL)
+"""A reply that has begun to loop: the same words written four times in a row at its end ("clear, clear, clear,
+clear, "), which greedy decoding by a small controller, once in it, does not leave."""
+
+
 async def ask_sentences(llm: BaseChatModel, messages: Sequence[BaseMessage], most: int, max_chars: int) -> str:
     """The controller's plain reply, ended after its `most`-th sentence (or `max_chars`, with an ellipsis): the
     stream is closed there, so a model that would go on writing is not left to, and a local one stops decoding.
     A sentence ends at a token that is only a full stop, "!" or "?" (closing quotes may come with it), after
     something other than a digit: the controllers' tokenizers write "memo" ".wav" and "7" "." "30", which are not
-    ends. The chunks read are exactly those streamed to the user. Raises ControllerUnavailable as `ask_text` does."""
-    text, sentences = "", 0
+    ends. A reply that starts `LOOPING` is closed there too and keeps only its whole sentences before it (none: an
+    empty reply). The chunks read are exactly those streamed to the user. Raises ControllerUnavailable as
+    `ask_text` does."""
+    text, sentences, whole = "", 0, 0
     try:
         async for chunk in llm.astream(list(messages)):
             piece = chunk.text
             ends = SENTENCE_END.fullmatch(piece.strip()) is not None and not text[-1:].isdigit()
             text += piece
-            sentences += ends
+            if ends:
+                sentences, whole = sentences + 1, len(text)
             if sentences >= most:
                 break
+            if LOOPING.search(text):
+                return text[:whole]
             if len(text) > max_chars:
                 return text[:max_chars].rstrip() + "\u2026"
     except _UNAVAILABLE_ERRORS as error:

@@ -32,30 +32,48 @@ def test_text_without_paths_is_untouched():
     assert confine_paths(text, set()) == text
 
 
-async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_context, run_graph):
-    async def draw(card, task, inputs, artifacts):
-        from PIL import Image
+async def test_the_answer_sees_results_and_keeps_only_real_artifact_paths(make_context, run_graph, tmp_path: Path):
+    from PIL import Image
 
-        artifact = artifacts.save_image(Image.new("RGB", (4, 4)), "drawing")
-        return RunnerOutput(text=artifact.path, artifacts=[artifact])
+    Image.new("RGB", (4, 4)).save(tmp_path / "street.png")
+
+    async def detect(card, task, inputs, artifacts):
+        artifact = artifacts.save_image(Image.new("RGB", (4, 4)), "boxes")
+        return RunnerOutput(text=f"a cat (0.9), boxed in {artifact.path}", artifacts=[artifact])
 
     seen = []
 
     def answer(messages):
         seen.append(messages[0].text)
         real = next(line.split("files: ")[1] for line in messages[0].text.splitlines() if "files: " in line)
-        return f"I drew {real} and also saved /home/me/extra.png."
+        return f"I found a cat, boxed in {real}, and also saved /home/me/extra.png."
 
-    context = make_context(
-        [{"task": "text-to-image", "id": 0, "args": {"text": "a cat"}}], {"d": ("text-to-image", draw)}
-    )
+    plan = [{"task": "object-detection", "id": 0, "args": {"image": "street.png"}}]
+    context = make_context(plan, {"d": ("object-detection", detect)})
     context.llm.respond = answer
     out = await run_graph(context)
     path = out["results"][0].artifacts[0].path
-    assert Path(path).is_file() and "files: task-0-drawing.png" in seen[0]  # its name: the lead gets the path back
+    # Names, not paths, in the prompt (output and files): the lead gets the path back.
+    assert Path(path).is_file() and "boxed in task-0-boxes.png\n  files: task-0-boxes.png" in seen[0]
     lead, report = out["answer"].split("\n\n")
-    assert lead == f"I drew {path} and also saved [no such file: /home/me/extra.png]."
-    assert report == f"- I drew \u201ca cat\u201d: {path}"
+    assert lead == f"I found a cat, boxed in {path}, and also saved [no such file: /home/me/extra.png]."
+    assert report == f"- Objects found in street.png: a cat (0.9), boxed in {path} (files: {path})"
+
+
+async def test_results_that_are_only_made_files_are_answered_by_the_report_alone(make_context, run_graph):
+    """The lead could only describe the files the report names: asked about a recording it made, the 1.5B wrote
+    "The recording shows a clear, clear, clear, ..."."""
+
+    async def speak(card, task, inputs, artifacts):
+        audio = artifacts.save_bytes(b"RIFF", ".wav", "audio", "speech")
+        return RunnerOutput(text=f"a recording, saved as {audio.path}", artifacts=[audio])
+
+    plan = [{"task": "text-to-speech", "id": 0, "args": {"text": "good night"}}]
+    context = make_context(plan, {"voice": ("text-to-speech", speak)})
+    context.llm.respond = "The recording shows a clear voice."
+    out = await run_graph(context)
+    path = out["results"][0].artifacts[0].path
+    assert out["answer"] == f"- I read \u201cgood night\u201d aloud: {path}"
 
 
 async def test_a_file_the_request_names_in_words_is_real_in_the_answer(make_context, run_graph, tmp_path: Path):

@@ -96,10 +96,24 @@ async def test_a_reply_ends_after_its_second_sentence_and_no_more_is_asked_for(t
 
 
 async def test_a_reply_without_an_end_is_cut_at_its_length():
-    llm = Tokens(tokens=["word "] * 100)
+    llm = Tokens(tokens=[f"word{n} " for n in range(100)])
     reply = await ask_sentences(llm, [HumanMessage("hi")], most=2, max_chars=20)
-    assert reply == "word word word word\u2026"
-    assert llm.sent == 5
+    assert reply == "word0 word1 word2 wo\u2026"
+    assert llm.sent == 4
+
+
+@pytest.mark.parametrize(
+    ("tokens", "kept", "taken"),
+    [
+        # The 1.5B's lead for "Read this sentence aloud: Goodbye now, see you tomorrow.", greedy.
+        (["The", " recording", " shows", " a", " clear", ","] + [" clear", ","] * 60, "", 12),
+        (["It", " is", " read", ".", " The", " voice", " is"] + [" very"] * 60, "It is read.", 11),
+    ],
+)
+async def test_a_reply_that_loops_is_closed_and_keeps_its_whole_sentences(tokens, kept, taken):
+    llm = Tokens(tokens=tokens)
+    assert await ask_sentences(llm, [HumanMessage("hi")], most=2, max_chars=400) == kept
+    assert llm.sent == taken
 
 
 @pytest.mark.parametrize(
