@@ -18,7 +18,7 @@ from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, calls_left, out_
 from hugginggraph.graph.context import HuggingGraphContext
 from hugginggraph.graph.state import GraphState
 from hugginggraph.planning.planner import Planner
-from hugginggraph.planning.replacement import renumbered, repeats, replacement, unfinished
+from hugginggraph.planning.replacement import renumbered, repeats, replacement, runnable, unfinished
 from hugginggraph.tools.llm_json import ControllerUnavailable
 
 
@@ -39,7 +39,8 @@ async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> di
         except (ControllerUnavailable, LLMBudgetSpent):
             return {**done, "llm_usage": meter.usage}  # the answer reports the failures as they are
     plan = state.get("plan", [])
-    added = [] if draft.error else renumbered(repeats(draft.items, plan), {task.id for task in plan})
+    proposed = [] if draft.error else renumbered(repeats(draft.items, plan), {task.id for task in plan})
+    added = runnable(proposed, plan, context.workspace, context.tasks)
     get_stream_writer()(
         {"event": "replanned", "failed": [result.task_id for result in failed], "tasks": added, "error": draft.error}
     )

@@ -5,17 +5,20 @@ failed work would fail again). The replan stage (nodes/replanning.py) runs it on
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from hugginggraph.graph.state import GraphState, Task, TaskResult
+from hugginggraph.planning.plan_check import check_plan
 from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.planner import PlanDraft, Planner
 from hugginggraph.planning.references import REFERENCE
 from hugginggraph.prompts import render
+from hugginggraph.tools.tasks import TaskSpec
 
 OUTCOME_CHARS = 200
 """How much of a finished task's output the controller is shown: enough to know what it holds."""
@@ -101,6 +104,20 @@ def repeats(items: list[Any], plan: list[Task]) -> list[Any]:
         for item in items
         if not (isinstance(item, dict) and (item.get("task"), json.dumps(item.get("args"), sort_keys=True)) in tried)
     ]
+
+
+def runnable(items: list[Any], plan: list[Task], workspace: Path | None, tasks: Mapping[str, TaskSpec]) -> list[Any]:
+    """The replacement's tasks less those validation dooms at once (an input file that does not exist) and, in turn,
+    the ones that read them: there is no second replan to mend them, and the answer would report a failure the user
+    never asked for. Asked for another way to draw a picture with no model to draw, the 1.5B proposed a question
+    about "counter.png", a file nobody had named."""
+    shown = [task.model_dump(mode="json") for task in plan]
+    while True:
+        doomed = check_plan([*shown, *items], workspace, tasks).doomed
+        kept = [item for item in items if not (isinstance(item, dict) and item.get("id") in doomed)]
+        if len(kept) == len(items):
+            return kept
+        items = kept
 
 
 async def replacement(planner: Planner, state: GraphState, failed: list[TaskResult]) -> PlanDraft:

@@ -130,6 +130,22 @@ def test_a_task_of_the_plan_proposed_again_as_it_was_is_dropped():
     assert repeats([done, failed, other], plan) == [other]
 
 
+async def test_a_replacement_that_cannot_run_is_not_added_nor_what_reads_it(make_context, run_graph, tmp_path):
+    """Asked for another way to draw a picture, the 1.5B asked a question about "counter.png", which nobody named:
+    the answer reported a second failure the user never asked for."""
+    invented = [
+        {"task": "image-classification", "id": 0, "dep": [-1], "args": {"image": "counter.png"}},
+        {"task": "summarization", "id": 1, "dep": [0], "args": {"text": "<GENERATED>-0"}},
+        {"task": "image-classification", "id": 2, "dep": [-1], "args": {"image": "photo.png"}},
+    ]
+    context, _ = context_for(make_context, tmp_path, invented)
+    state = await run_graph(context)
+    assert state["replanned"] == 1
+    added = state["plan"][-1]
+    assert added.task == "image-classification" and added.args["image"].endswith("photo.png")
+    assert "counter.png" not in state["answer"]
+
+
 async def test_a_replacement_that_fails_too_is_not_replanned_again(make_context, run_graph, tmp_path):
     again = [{"task": "image-to-text", "id": 0, "dep": [-1], "args": {"image": "photo.png", "text": "try harder"}}]
     context, llm = context_for(make_context, tmp_path, again)
