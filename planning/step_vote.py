@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from hugginggraph.planning.references import REFERENCE
+from hugginggraph.planning.references import REFERENCE, references
 from hugginggraph.tools.step_chooser import StepTyper
 from hugginggraph.tools.tasks import FILE_NAME_OF, TaskSpec
 
@@ -122,21 +122,17 @@ def _followed(revised: list[Any], split: set[int], planned: list[Any], tasks: Ma
 def _read_from(item: Any, old: int, new: int, kind: str) -> Any:
     """`item` reading task `new`'s output where it read task `old`'s as `kind`."""
     args = _args(item) if isinstance(item, dict) else {}
-    if kind not in args or not _refers_to(args[kind], old):
+    if kind not in args or old not in references({kind: str(args[kind])}):
         return item
     moved_reference = REFERENCE.sub(
         lambda m: f"<GENERATED>-{new}" if int(m.group(1)) == old else m.group(0), str(args[kind])
     )
     moved = {**args, kind: moved_reference}
-    still_reads_old = any(_refers_to(value, old) for value in moved.values())
+    still_reads_old = old in references({key: str(value) for key, value in moved.items()})
     dep = item.get("dep")
     if isinstance(dep, list) and not still_reads_old:
         dep = [new if d == old else d for d in dep]
     return {**item, "args": moved, "dep": dep}
-
-
-def _refers_to(value: Any, task_id: int) -> bool:
-    return any(int(match.group(1)) == task_id for match in REFERENCE.finditer(str(value)))
 
 
 def _doubt_vote(item: dict[str, Any], judge: StepTyper, tasks: Mapping[str, TaskSpec]) -> str | None:
