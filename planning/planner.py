@@ -29,6 +29,7 @@ from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import PlanOutput, plan_items, plan_schema, reply_plan
 from hugginggraph.planning.step_vote import retype_by_steps
 from hugginggraph.prompts import render
+from hugginggraph.tools.artifacts import paths_from_thread
 from hugginggraph.tools.demo_bank import Demo, DemoBank, names_file
 from hugginggraph.tools.llm_json import ask_json, storable
 from hugginggraph.tools.step_chooser import ChooserWeights, StepTyper, trained_chooser
@@ -80,10 +81,32 @@ class Planner:
     chooser_weights: ChooserWeights | None = None
     """The step chooser's weights (`PlanningAids.step_chooser`); None: the shipped ones. An evaluation measures a
     chooser trained without the records it plans."""
+    artifacts_dir: Path | None = None
+    """Where runs write their outputs (`HuggingGraphContext.artifacts_dir`), whose paths the chat so far names."""
 
     @classmethod
     def from_context(cls, context: HuggingGraphContext) -> Planner:
-        return cls(context.llm_for("plan"), context.tasks, context.planning, context.demo_bank, context.workspace)
+        return cls(
+            context.llm_for("plan"),
+            context.tasks,
+            context.planning,
+            context.demo_bank,
+            context.workspace,
+            artifacts_dir=context.artifacts_dir,
+        )
+
+    def shown_history(self, history: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """The chat so far as the controller is shown it: the files earlier answers name by their path from the
+        thread's folder (`turn-1/task-2-text-to-speech.wav`). The full path is long and new to each thread, so a
+        local controller evaluated every later turn's prompt from the first such path on, even when the same
+        conversation had been planned before."""
+        if self.artifacts_dir is None:
+            return list(history)
+        outputs = self.artifacts_dir
+        return [
+            AIMessage(paths_from_thread(message.text, outputs)) if isinstance(message, AIMessage) else message
+            for message in history
+        ]
 
     async def demos(self, request: str) -> list[Demo]:
         if self.aids.demos == "retrieved":
@@ -114,7 +137,8 @@ class Planner:
         if gated and await asyncio.to_thread(gate_for(self.demo_bank).answers_directly, request, files):
             return PlanDraft([], direct=True)
         demos = await self.demos(request)
-        messages = planning_messages(request, files, history, demos, self.tasks, self.aids.modalities, self.aids.steps)
+        shown = self.shown_history(history)
+        messages = planning_messages(request, files, shown, demos, self.tasks, self.aids.modalities, self.aids.steps)
         key = prompt_key(messages, self._schema())
         saved = self.saved_replies.get(key)
         first = PlanDraft(saved) if saved is not None else await self.ask(messages, listeners)

@@ -5,12 +5,12 @@ failed work would fail again). The replan stage (nodes/replanning.py) runs it on
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from hugginggraph.graph.state import GraphState, Task, TaskResult
 from hugginggraph.planning.plan_check import check_plan
@@ -127,7 +127,7 @@ async def replacement(planner: Planner, state: GraphState, failed: list[TaskResu
     request = state.get("request", "").strip()
     files = state.get("files", [])
     plan = state.get("plan", [])
-    history: Sequence[BaseMessage] = state.get("messages", [])[:-1]  # the last is this turn's request
+    history = planner.shown_history(state.get("messages", [])[:-1])  # the last is this turn's request
     demos = await planner.demos(request)
     aids = planner.aids
     messages = planning_messages(request, files, history, demos, planner.tasks, aids.modalities, aids.steps)

@@ -195,3 +195,10 @@ def turn_folder(artifacts_dir: Path, thread_id: str, turn: int) -> Path:
     their task (`task-0-...`), and a later turn's task 0 would otherwise overwrite the recording or image an earlier
     answer, still in the chat, names."""
     return run_folder(artifacts_dir, thread_id) / f"turn-{turn}"
+
+
+def paths_from_thread(text: str, artifacts_dir: Path) -> str:
+    """`text` with the path of every file a run wrote under `artifacts_dir` written from its thread's folder on
+    (`turn-1/task-2-text-to-speech.wav`): what names it within the thread, without the data directory and the
+    thread's id, which are the same in every turn and unique to the thread."""
+    return re.sub(rf"{re.escape(str(artifacts_dir))}[/\\][^/\\\s]+[/\\](turn-\d+[/\\][\w.-]+)", r"\1", text)

@@ -2,6 +2,7 @@
 the vote of the demo bank's labelled steps on the task types it names."""
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -174,6 +175,24 @@ async def test_the_planner_wires_text_naming_an_earlier_result_unless_told_not_t
     )
     assert draft.rewired == rewired
     assert draft.items[1]["args"] == {"text": "<GENERATED>-0" if rewired else "the caption"}
+
+
+async def test_files_earlier_answers_made_are_shown_from_the_threads_folder(tmp_path):
+    """The same conversation on another thread is the same prompt, and a later turn's prompt is shorter."""
+    seen = []
+
+    def plan(messages) -> str:
+        seen.append(messages)
+        return "[]"
+
+    made = tmp_path / "artifacts" / "3f2a9c" / "turn-1" / "task-0-text-to-speech.wav"
+    history = [HumanMessage("read hello aloud"), AIMessage(f"- I read \u201chello\u201d aloud: {made}")]
+    planner = Planner(ScriptedChatModel(plan=plan), TASKS, PlanningAids(demos="static"), VotingBank({}))
+    await replace(planner, artifacts_dir=tmp_path / "artifacts").draft("and goodbye", [], history)
+    await planner.draft("and goodbye", [], history)  # no artifacts folder known: the chat as it is
+    shown, as_is = (next(m for m in reversed(messages) if isinstance(m, AIMessage)) for messages in seen)
+    assert shown.text == "- I read \u201chello\u201d aloud: turn-1/task-0-text-to-speech.wav"
+    assert as_is.text == history[1].text
 
 
 @pytest.mark.parametrize(("votes", "asked"), [({"caption the picture": "image-to-text"}, ["plan"]), ({}, ["plan"] * 2)])
