@@ -1,11 +1,12 @@
 """Stage 4, response generation: an answer from the real results, in two parts.
 
 First a few sentences by the controller LLM that answer the request from the outputs of the tasks that succeeded
-with real weights; a file path it names must be one that exists, so a hallucinated path never reaches the user as
-if it were real. When every result is a file a task made (a recording, a picture), there is nothing for those
-sentences to say that the report does not, and none are asked for. Then the report: one sentence per task, written by code from its result (what it read, what it
-made or quoted, which files, or why it failed), so the answer never claims work that was not done even when a
-small controller would, and outputs of random-weight models are labelled as noise.
+with real weights; a file path it names must be one that exists, so a hallucinated path never reaches the user as if
+it were real. When every result is a file a task made (a recording, a picture), there is nothing for those sentences
+to say that the report does not, and none are asked for. Then the report: one sentence per task, written by code
+from its result (what it read, what it made or quoted, which files, or why it failed), so the answer never claims
+work that was not done even when a small controller would, and outputs of random-weight models are labelled as
+noise.
 
 A run that stopped early (`stopped`) is answered from what was done: without the LLM when no model ran, or when
 the LLM budget is spent (the report alone), else by the LLM, told why the run stopped.
