@@ -72,7 +72,7 @@ class EarlyStarter:
     async def _start_whole(self, items: list[Any]) -> None:
         try:
             revised = await self.revise(with_task_options(items, self.request))
-            check = check_plan(revised, self.context.workspace, self.context.tasks)
+            check = check_plan(revised, self.context.workspace, self.context.tasks, self.run_dir.parent)
             if too_many_tasks(check.tasks, self.context.limits):
                 return
             for task in check.tasks:
@@ -87,7 +87,7 @@ class EarlyStarter:
         choice = await self._choice(task)
         if choice is None:
             return
-        inputs = await asyncio.to_thread(resolve_inputs, task, {}, self.context.workspace)
+        inputs = await asyncio.to_thread(resolve_inputs, task, {}, self.context.workspace, self.run_dir.parent)
         key = call_key(task, choice, inputs)
 
         def started() -> None:

@@ -110,7 +110,8 @@ async def run_ready_task(
         if choice is None:
             raise MissingInput("no model was chosen for this task")
         # Reads files (text files whole): off the event loop, which a server shares with other runs.
-        inputs = await asyncio.to_thread(resolve_inputs, task, done, context.workspace)
+        # The turn's folder is in its thread's, whose earlier turns' outputs a plan may read.
+        inputs = await asyncio.to_thread(resolve_inputs, task, done, context.workspace, run_dir.parent)
         key = call_key(task, choice, inputs)
         if (recorded := await journal.recorded(key)) is not None:
             return recorded

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from hugginggraph.paths import default_data_dir
+from hugginggraph.tools.artifacts import run_folder
 from hugginggraph.tools.catalog import CatalogEntry, ModelCatalog
 from hugginggraph.tools.demo_bank import DemoBank, default_demo_bank
 from hugginggraph.tools.runners.base import ModelRunner
@@ -165,3 +167,14 @@ def given_context(node: Node) -> Node:
         return await node(value, runtime.override(context=context))
 
     return cast(Node, run)
+
+
+def current_thread_id() -> str:
+    """The thread of the graph step that is running: its config's `thread_id` ("default" without one)."""
+    return str(get_config()["configurable"].get("thread_id", "default"))
+
+
+def thread_folder(context: HuggingGraphContext) -> Path:
+    """The running thread's folder under the context's `artifacts_dir` (`run_folder`): its turns write there, and a
+    plan may read what its earlier turns made."""
+    return run_folder(context.artifacts_dir, current_thread_id())

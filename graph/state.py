@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -76,7 +76,7 @@ class TaskResult(BaseModel):
         return self.finished_at - self.started_at
 
 
-def turn_number(messages: Sequence[AnyMessage]) -> int:
+def turn_number(messages: Sequence[BaseMessage]) -> int:
     """Which turn of its thread a run is, from 1: the requests in `messages`, the run's own included (the planning
     stage adds it). A resumed or re-run turn counts the same, so it writes where it started."""
     return sum(message.type == "human" for message in messages)

@@ -25,7 +25,7 @@ from langgraph.types import Overwrite, interrupt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hugginggraph.graph.budget import deadline_for, out_of_time
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, thread_folder
 from hugginggraph.graph.state import GraphState, ModelChoice, Task
 from hugginggraph.planning.plan_check import check_plan, too_many_tasks
 from hugginggraph.tools.catalog import CatalogUnavailable
@@ -140,7 +140,7 @@ async def _edit(decision: ApprovalDecision, state: GraphState, context: HuggingG
     cannot_run = {task_id: result.error for task_id, result in state.get("results", {}).items()}
     update: dict[str, Any] = {}
     if decision.tasks is not None:
-        check = check_plan(decision.tasks, context.workspace, context.tasks)
+        check = check_plan(decision.tasks, context.workspace, context.tasks, thread_folder(context))
         problems = [reason for _, reason in sorted(check.doomed.items())]
         if not check.tasks:
             problems.append("the edited plan has no task")

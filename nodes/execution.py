@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
-from langgraph.config import get_config, get_stream_writer
+from langgraph.config import get_stream_writer
 from langgraph.func import task as durable_task
 from langgraph.runtime import ExecutionInfo, Runtime
 
@@ -31,7 +31,7 @@ from hugginggraph.dispatch.gate import Gate
 from hugginggraph.dispatch.journal import StepJournal
 from hugginggraph.dispatch.model_calls import run_ready_task
 from hugginggraph.graph.checkpoint import checkpoint_serializer
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, current_thread_id
 from hugginggraph.graph.state import GraphState, ModelChoice, Task, TaskResult, turn_number
 from hugginggraph.tools.artifacts import turn_folder
 from hugginggraph.tools.call_journal import CallJournal
@@ -76,9 +76,8 @@ async def run_plan_task(
 async def execute(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     known = state.get("results", {})
     choices = state.get("choices", {})
-    thread_id = get_config()["configurable"].get("thread_id", "default")
     context = runtime.context
-    run_dir = turn_folder(context.artifacts_dir, str(thread_id), turn_number(state.get("messages", [])))
+    run_dir = turn_folder(context.artifacts_dir, current_thread_id(), turn_number(state.get("messages", [])))
     gate = Gate(context.limits, state.get("deadline"))
     # LangGraph's id for this run of the node: the same when a killed run resumes it, new for each turn and each
     # fork, so a record is read back only by the step that wrote it.

@@ -13,19 +13,19 @@ from typing import Any, get_args
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage
-from langgraph.config import get_config, get_stream_writer
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from hugginggraph.dispatch.early_starts import EarlyStarter
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, deadline_for
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, current_thread_id, thread_folder
 from hugginggraph.graph.state import GraphState, Mode, turn_number
 from hugginggraph.planning.plan_schema import reply_plan
 from hugginggraph.planning.plan_stream import PlanStream
 from hugginggraph.planning.planner import PlanDraft, Planner
 from hugginggraph.planning.task_options import with_task_options
-from hugginggraph.tools.artifacts import InputFileError, inside_workspace, run_folder, turn_folder
+from hugginggraph.tools.artifacts import InputFileError, inside_workspace, turn_folder
 from hugginggraph.tools.llm_json import ControllerUnavailable
 
 
@@ -60,21 +60,22 @@ async def plan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict
         "direct_answer": False,
         "replanned": None,
     }
-    thread_id = str(get_config()["configurable"].get("thread_id", "default"))
-    context.early_starts.cancel(str(run_folder(context.artifacts_dir, thread_id)))  # earlier turns' calls nobody took
+    thread_id = current_thread_id()
+    context.early_starts.cancel(str(thread_folder(context)))  # earlier turns' calls nobody took
     asked = [*state.get("messages", []), HumanMessage(state.get("request", "").strip())]
     run_dir = turn_folder(context.artifacts_dir, thread_id, turn_number(asked))
-    starter = _early_starter(state, context, run_dir, turn["deadline"])
+    planner = Planner.from_context(context, thread_id)
+    starter = _early_starter(state, context, planner, run_dir, turn["deadline"])
     meter = LLMMeter.for_run(context.limits, None)
     listeners = [PlanStream(starter.consider, reply_plan)] if starter else []
-    drafted = await _draft(state, context, meter, listeners)
+    drafted = await _draft(state, context, planner, meter, listeners)
     if starter:
         await starter.settled()  # every early call is known before execution looks for it
     return {**turn, **drafted, "llm_usage": Overwrite(meter.usage)}
 
 
 def _early_starter(
-    state: GraphState, context: HuggingGraphContext, run_dir: Path, deadline: float | None
+    state: GraphState, context: HuggingGraphContext, planner: Planner, run_dir: Path, deadline: float | None
 ) -> EarlyStarter | None:
     """What starts tasks while the plan is written, when the run will execute them without asking the user, and
     without the limits whose bookkeeping is the execution stage's (its slots, its deadline's cut)."""
@@ -82,7 +83,6 @@ def _early_starter(
     bounded = limits.max_concurrent_tasks is not None or limits.run_timeout_s is not None
     if not context.start_tasks_early or bounded or state.get("approval") or state.get("mode", "full") == "tasks":
         return None
-    planner = Planner.from_context(context)
     request = state.get("request", "").strip()
 
     async def revise(items: list[Any]) -> list[Any]:
@@ -92,7 +92,11 @@ def _early_starter(
 
 
 async def _draft(
-    state: GraphState, context: HuggingGraphContext, meter: LLMMeter, listeners: Sequence[BaseCallbackHandler] = ()
+    state: GraphState,
+    context: HuggingGraphContext,
+    planner: Planner,
+    meter: LLMMeter,
+    listeners: Sequence[BaseCallbackHandler] = (),
 ) -> dict[str, Any]:
     """The raw plan and the request as the chat's next message; or why there is no plan."""
     request = state.get("request", "").strip()
@@ -102,9 +106,7 @@ async def _draft(
     with meter:
         try:
             meter.check()
-            draft = await Planner.from_context(context).draft(
-                request, state.get("files", []), state.get("messages", []), listeners
-            )
+            draft = await planner.draft(request, state.get("files", []), state.get("messages", []), listeners)
         except ControllerUnavailable as error:
             # Nothing can run without a controller: the user is told why and what to fix, not shown a stack trace.
             return {**asked, "raw_plan": [], "plan_error": str(error)}

@@ -15,7 +15,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, calls_left, out_of_time
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, current_thread_id, thread_folder
 from hugginggraph.graph.state import GraphState
 from hugginggraph.planning.planner import Planner
 from hugginggraph.planning.replacement import renumbered, repeats, replacement, runnable, unfinished
@@ -35,12 +35,12 @@ async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> di
     with meter:
         try:
             meter.check()
-            draft = await replacement(Planner.from_context(context), state, failed)
+            draft = await replacement(Planner.from_context(context, current_thread_id()), state, failed)
         except (ControllerUnavailable, LLMBudgetSpent):
             return {**done, "llm_usage": meter.usage}  # the answer reports the failures as they are
     plan = state.get("plan", [])
     proposed = [] if draft.error else renumbered(repeats(draft.items, plan), {task.id for task in plan})
-    added = runnable(proposed, plan, context.workspace, context.tasks)
+    added = runnable(proposed, plan, context.workspace, context.tasks, thread_folder(context))
     get_stream_writer()(
         {"event": "replanned", "failed": [result.task_id for result in failed], "tasks": added, "error": draft.error}
     )

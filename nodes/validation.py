@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from hugginggraph.graph.budget import out_of_time
-from hugginggraph.graph.context import HuggingGraphContext
+from hugginggraph.graph.context import HuggingGraphContext, thread_folder
 from hugginggraph.graph.state import GraphState, TaskResult
 from hugginggraph.planning.plan_check import check_plan, too_many_tasks
 
@@ -17,7 +17,7 @@ from hugginggraph.planning.plan_check import check_plan, too_many_tasks
 async def validate(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     raw_plan = state.get("raw_plan", [])
     context = runtime.context
-    check = check_plan(raw_plan, context.workspace, context.tasks)
+    check = check_plan(raw_plan, context.workspace, context.tasks, thread_folder(context))
     if raw_plan and not check.tasks:
         return {"plan": [], "plan_repairs": check.repairs, "plan_error": "the plan held no usable task"}
     # Planning is the stage a slow controller makes long: the first place the deadline can have passed.

@@ -79,8 +79,9 @@ def _listed_name(item: Any) -> str | None:
 class _Checker:
     """One validation pass; methods append to `self.check` as they go."""
 
-    def __init__(self, workspace: Path | None, tasks: Mapping[str, TaskSpec]) -> None:
+    def __init__(self, workspace: Path | None, tasks: Mapping[str, TaskSpec], thread: Path | None) -> None:
         self.workspace = workspace
+        self.thread = thread
         self.tasks = tasks
         self.check = PlanCheck()
         self.used_ids: set[int] = set()
@@ -255,7 +256,7 @@ class _Checker:
                 continue
             try:
                 if is_media:
-                    resolved[key] = str(resolve_input_file(value, self.workspace))
+                    resolved[key] = str(resolve_input_file(value, self.workspace, self.thread))
                 else:
                     text_file_path(value, self.workspace)  # only checked: the executor reads it
             except InputFileError as error:
@@ -318,11 +319,14 @@ class _Checker:
         return [task for layer in reversed(layers) for task in layer]
 
 
-def check_plan(raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[str, TaskSpec] = TASKS) -> PlanCheck:
+def check_plan(
+    raw_plan: Iterable[Any], workspace: Path | None, tasks: Mapping[str, TaskSpec] = TASKS, thread: Path | None = None
+) -> PlanCheck:
     """Validate and repair a raw plan against the task types in `tasks`. Never raises on bad input: problems
-    become repairs or doomed tasks. Input files are resolved in `workspace`; None leaves them unchecked (plans
-    measured against a benchmark name files that do not exist)."""
-    checker = _Checker(workspace, tasks)
+    become repairs or doomed tasks. Input files are resolved in `workspace`, or among the outputs of the `thread`'s
+    earlier turns (`resolve_input_file`); a workspace of None leaves them unchecked (plans measured against a
+    benchmark name files that do not exist)."""
+    checker = _Checker(workspace, tasks, thread)
     coerced = [task for i, item in enumerate(raw_plan) if (task := checker.coerce(i, item))]
     ids = {task.id for task in coerced}
     makes = {task.id: tasks[task.task].output for task in coerced if task.task in tasks}

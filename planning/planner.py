@@ -21,15 +21,17 @@ from pydantic import BaseModel
 
 from hugginggraph.graph.budget import llm_budget_refusal
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
+from hugginggraph.graph.state import turn_number
 from hugginggraph.planning.back_references import wire_back_references
 from hugginggraph.planning.direct_gate import gate_for
+from hugginggraph.planning.earlier_outputs import put_earlier_outputs
 from hugginggraph.planning.named_files import put_named_files
 from hugginggraph.planning.plan_check import check_plan
 from hugginggraph.planning.plan_prompt import planning_messages
 from hugginggraph.planning.plan_schema import PlanOutput, plan_items, plan_schema, reply_plan
 from hugginggraph.planning.step_vote import retype_by_steps
 from hugginggraph.prompts import render
-from hugginggraph.tools.artifacts import paths_from_thread
+from hugginggraph.tools.artifacts import paths_from_thread, run_folder
 from hugginggraph.tools.demo_bank import Demo, DemoBank, names_file
 from hugginggraph.tools.llm_json import ask_json, storable
 from hugginggraph.tools.step_chooser import ChooserWeights, StepTyper, trained_chooser
@@ -81,18 +83,20 @@ class Planner:
     chooser_weights: ChooserWeights | None = None
     """The step chooser's weights (`PlanningAids.step_chooser`); None: the shipped ones. An evaluation measures a
     chooser trained without the records it plans."""
-    artifacts_dir: Path | None = None
-    """Where runs write their outputs (`HuggingGraphContext.artifacts_dir`), whose paths the chat so far names."""
+    thread: Path | None = None
+    """The thread's folder (`run_folder`): the files its earlier turns made, which the chat so far names, are
+    shown from there, and a plan may read them (`resolve_input_file`)."""
 
     @classmethod
-    def from_context(cls, context: HuggingGraphContext) -> Planner:
+    def from_context(cls, context: HuggingGraphContext, thread_id: str | None = None) -> Planner:
+        thread = None if thread_id is None else run_folder(context.artifacts_dir, thread_id)
         return cls(
             context.llm_for("plan"),
             context.tasks,
             context.planning,
             context.demo_bank,
             context.workspace,
-            artifacts_dir=context.artifacts_dir,
+            thread=thread,
         )
 
     def shown_history(self, history: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -100,11 +104,11 @@ class Planner:
         thread's folder (`turn-1/task-2-text-to-speech.wav`). The full path is long and new to each thread, so a
         local controller evaluated every later turn's prompt from the first such path on, even when the same
         conversation had been planned before."""
-        if self.artifacts_dir is None:
+        if self.thread is None:
             return list(history)
-        outputs = self.artifacts_dir
+        thread = self.thread
         return [
-            AIMessage(paths_from_thread(message.text, outputs)) if isinstance(message, AIMessage) else message
+            AIMessage(paths_from_thread(message.text, thread)) if isinstance(message, AIMessage) else message
             for message in history
         ]
 
@@ -143,14 +147,15 @@ class Planner:
         saved = self.saved_replies.get(key)
         first = PlanDraft(saved) if saved is not None else await self.ask(messages, listeners)
         # The repairs without an LLM call come first: the fix pass is asked only about what they leave.
-        draft = await self.revised(first, request)
+        draft = self._reading_earlier_outputs(await self.revised(first, request), history)
         problems = self._problems(draft, request, files)
         if self.aids.fix_pass and problems and not llm_budget_refusal():
             listed = "\n".join(f"- {problem}" for problem in problems)
             fix = [AIMessage(json.dumps(draft.items)), HumanMessage(render("planning_fix", problems=listed))]
             # A plan with no task for a named file is asked again with the empty plan ruled out: the 1.5B, asked
             # freely, answered the sign request's fix pass with no task again.
-            second = await self.revised(await self.ask([*messages, *fix], min_tasks=int(not draft.items)), request)
+            asked = await self.ask([*messages, *fix], min_tasks=int(not draft.items))
+            second = self._reading_earlier_outputs(await self.revised(asked, request), history)
             if (
                 second.error is None
                 and len(self._problems(second, request, files)) < len(problems)
@@ -180,6 +185,13 @@ class Planner:
         if self.workspace is not None:
             draft = replace(draft, items=put_named_files(draft.items, request, self.workspace))
         return draft
+
+    def _reading_earlier_outputs(self, draft: PlanDraft, history: Sequence[BaseMessage]) -> PlanDraft:
+        """The draft reading the files the chat's last turn made where it names them as results of its own
+        (`put_earlier_outputs`)."""
+        if self.thread is None or not history:
+            return draft
+        return replace(draft, items=put_earlier_outputs(draft.items, self.thread, turn_number(history)))
 
     def _step_judge(self) -> StepTyper:
         chooser = trained_chooser(self.demo_bank, self.chooser_weights) if self.aids.step_chooser == "trained" else None
@@ -212,7 +224,7 @@ class Planner:
             return []
         if not draft.items and names_file(request):
             return ["the request names a file, but the plan has no task: plan the tasks that do what it asks"]
-        doomed = check_plan(draft.items, self.workspace, self.tasks).doomed
+        doomed = check_plan(draft.items, self.workspace, self.tasks, self.thread).doomed
         return [reason for _, reason in sorted(doomed.items())] + [
             f"no task reads {name}, which the request gives: plan the task that reads it, and use its output"
             for name in _unread_files(draft.items, files, request)

@@ -106,14 +106,16 @@ def repeats(items: list[Any], plan: list[Task]) -> list[Any]:
     ]
 
 
-def runnable(items: list[Any], plan: list[Task], workspace: Path | None, tasks: Mapping[str, TaskSpec]) -> list[Any]:
+def runnable(
+    items: list[Any], plan: list[Task], workspace: Path | None, tasks: Mapping[str, TaskSpec], thread: Path | None
+) -> list[Any]:
     """The replacement's tasks less those validation dooms at once (an input file that does not exist) and, in turn,
     the ones that read them: there is no second replan to mend them, and the answer would report a failure the user
     never asked for. Asked for another way to draw a picture with no model to draw, the 1.5B proposed a question
     about "counter.png", a file nobody had named."""
     shown = [task.model_dump(mode="json") for task in plan]
     while True:
-        doomed = check_plan([*shown, *items], workspace, tasks).doomed
+        doomed = check_plan([*shown, *items], workspace, tasks, thread).doomed
         kept = [item for item in items if not (isinstance(item, dict) and item.get("id") in doomed)]
         if len(kept) == len(items):
             return kept

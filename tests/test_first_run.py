@@ -244,3 +244,12 @@ def test_a_later_turn_reads_aloud_what_the_earlier_turn_found(user, whisper):
     )
     spoken = heard(whisper, out.ok("text-to-speech").artifacts[0].path)
     assert re.search(r"platform|closed|repairs", spoken.lower()), spoken
+
+
+def test_a_later_turn_transcribes_the_recording_the_earlier_turn_made(user):
+    """The 1.5B plans the earlier turn's recording as a result of its own (`<GENERATED>-0`): the plan reads the file
+    that turn made (planning/earlier_outputs.py), from the thread's own folder."""
+    turns = "Read this sentence aloud: Goodbye now, see you tomorrow.\nTranscribe the recording you just made.\n"
+    out = user("chat", "two turns", stdin=turns)
+    transcript = out.ok("automatic-speech-recognition").text.lower()
+    assert "goodbye" in transcript and "tomorrow" in transcript, transcript

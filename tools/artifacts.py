@@ -157,14 +157,36 @@ def inside_workspace(value: str, workspace: Path) -> Path:
     return path
 
 
-def resolve_input_file(value: str, workspace: Path) -> Path:
+def resolve_input_file(value: str, workspace: Path, thread: Path | None = None) -> Path:
     """The existing file an argument names, as an absolute path with `..` and symlinks resolved: relative to
-    `workspace`, or absolute, and in both cases inside it.
+    `workspace`, or absolute, and in both cases inside it; or else, given the `thread`'s folder (`run_folder`), a
+    file an earlier turn of that thread made, named from that folder (`turn-1/task-0-text-to-speech.wav`, as the
+    planner is shown the chat) or by its full path.
 
     Raises InputFileError when the file is missing or lies outside the workspace (an absolute path elsewhere, a
-    `..` that climbs out, a symlink that points out), so a plan cannot make a model read, or a remote endpoint
-    receive, any other file on this machine.
+    `..` that climbs out, a symlink that points out) and is no output of the thread, so a plan cannot make a model
+    read, or a remote endpoint receive, any other file on this machine, nor another thread's outputs.
     """
+    try:
+        return _workspace_file(value, workspace)
+    except InputFileError:
+        if thread is not None and (made := _thread_output(value, thread)) is not None:
+            return made
+        raise
+
+
+def _thread_output(value: str, thread: Path) -> Path | None:
+    """The file `value` names among the outputs of the thread's turns (`turn-N/<file>`), or None."""
+    root = thread.resolve()
+    try:
+        path = (root / Path(value).expanduser()).resolve()
+        made = path.parent.parent == root and _TURN.fullmatch(path.parent.name) is not None and path.is_file()
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return path if made else None
+
+
+def _workspace_file(value: str, workspace: Path) -> Path:
     root = workspace.resolve()
     path = inside_workspace(value, workspace)
     try:
@@ -190,6 +212,9 @@ def run_folder(artifacts_dir: Path, thread_id: str) -> Path:
     return artifacts_dir / f"{readable}-{digest}".lstrip("-")
 
 
+_TURN = re.compile(r"turn-[0-9]+")
+
+
 def turn_folder(artifacts_dir: Path, thread_id: str, turn: int) -> Path:
     """The folder one turn of a thread writes its outputs to, inside the thread's `run_folder`: files are named after
     their task (`task-0-...`), and a later turn's task 0 would otherwise overwrite the recording or image an earlier
@@ -197,8 +222,8 @@ def turn_folder(artifacts_dir: Path, thread_id: str, turn: int) -> Path:
     return run_folder(artifacts_dir, thread_id) / f"turn-{turn}"
 
 
-def paths_from_thread(text: str, artifacts_dir: Path) -> str:
-    """`text` with the path of every file a run wrote under `artifacts_dir` written from its thread's folder on
-    (`turn-1/task-2-text-to-speech.wav`): what names it within the thread, without the data directory and the
-    thread's id, which are the same in every turn and unique to the thread."""
-    return re.sub(rf"{re.escape(str(artifacts_dir))}[/\\][^/\\\s]+[/\\](turn-\d+[/\\][\w.-]+)", r"\1", text)
+def paths_from_thread(text: str, thread: Path) -> str:
+    """`text` with the path of every file the thread's turns made written from the thread's folder on
+    (`turn-1/task-2-text-to-speech.wav`, which `resolve_input_file` reads back): without the data directory and the
+    thread's id, the same in every turn and unique to the thread."""
+    return re.sub(rf"{re.escape(str(thread))}[/\\](turn-[0-9]+[/\\][\w.-]+)", r"\1", text)

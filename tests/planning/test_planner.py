@@ -188,8 +188,8 @@ async def test_files_earlier_answers_made_are_shown_from_the_threads_folder(tmp_
     made = tmp_path / "artifacts" / "3f2a9c" / "turn-1" / "task-0-text-to-speech.wav"
     history = [HumanMessage("read hello aloud"), AIMessage(f"- I read \u201chello\u201d aloud: {made}")]
     planner = Planner(ScriptedChatModel(plan=plan), TASKS, PlanningAids(demos="static"), VotingBank({}))
-    await replace(planner, artifacts_dir=tmp_path / "artifacts").draft("and goodbye", [], history)
-    await planner.draft("and goodbye", [], history)  # no artifacts folder known: the chat as it is
+    await replace(planner, thread=tmp_path / "artifacts" / "3f2a9c").draft("and goodbye", [], history)
+    await planner.draft("and goodbye", [], history)  # no thread known: the chat as it is
     shown, as_is = (next(m for m in reversed(messages) if isinstance(m, AIMessage)) for messages in seen)
     assert shown.text == "- I read \u201chello\u201d aloud: turn-1/task-0-text-to-speech.wav"
     assert as_is.text == history[1].text

@@ -8,6 +8,7 @@ from hugginggraph.tools.artifacts import (
     MAX_TEXT_FILE_BYTES,
     ArtifactStore,
     InputFileError,
+    paths_from_thread,
     read_text_file,
     resolve_input_file,
     run_folder,
@@ -109,3 +110,22 @@ def test_each_turn_writes_inside_its_threads_folder(tmp_path: Path):
     thread = run_folder(tmp_path, "../x")
     assert turn_folder(tmp_path, "../x", 1).parent == thread == turn_folder(tmp_path, "../x", 2).parent
     assert turn_folder(tmp_path, "../x", 1) != turn_folder(tmp_path, "../x", 2)
+
+
+def test_a_file_an_earlier_turn_made_is_read_from_the_threads_folder_only(workspace: Path, tmp_path: Path):
+    thread = run_folder(tmp_path / "artifacts", "t")
+    made = turn_folder(tmp_path / "artifacts", "t", 1) / "task-0-text-to-speech.wav"
+    theirs = turn_folder(tmp_path / "artifacts", "u", 1) / "task-0-text-to-speech.wav"
+    record = thread / "turn-1" / "calls" / "x" / "a.wav"
+    for path in (made, theirs, record):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"RIFF")
+    named = paths_from_thread(f"I read it aloud: {made}.", thread)
+    assert named == "I read it aloud: turn-1/task-0-text-to-speech.wav."
+    assert resolve_input_file("turn-1/task-0-text-to-speech.wav", workspace, thread) == made.resolve()
+    assert resolve_input_file(str(made), workspace, thread) == made.resolve()  # as validation left it
+    for elsewhere in (str(theirs), "../u/turn-1/task-0-text-to-speech.wav", str(record), "turn-1/missing.wav"):
+        with pytest.raises(InputFileError):
+            resolve_input_file(elsewhere, workspace, thread)
+    with pytest.raises(InputFileError, match="outside the workspace"):
+        resolve_input_file(str(made), workspace)  # no thread: the workspace alone
