@@ -18,19 +18,29 @@ from hugginggraph.graph.budget import LLMBudgetSpent, LLMMeter, calls_left, out_
 from hugginggraph.graph.context import HuggingGraphContext, current_thread_id, thread_folder
 from hugginggraph.graph.state import GraphState
 from hugginggraph.planning.planner import Planner
-from hugginggraph.planning.replacement import renumbered, repeats, replacement, runnable, unfinished
+from hugginggraph.planning.replacement import (
+    another_way_exists,
+    renumbered,
+    repeats,
+    replacement,
+    runnable,
+    unfinished,
+)
 from hugginggraph.tools.llm_json import ControllerUnavailable
 
 
 async def replan(state: GraphState, runtime: Runtime[HuggingGraphContext]) -> dict[str, Any]:
     """The replacement tasks added to the raw plan, for validation; nothing more when the aid is off, the run is
-    out of time, the call budget has no call left but the answer's, or the controller proposes nothing."""
+    out of time, the call budget has no call left but the answer's, no task type offered could do the failed part
+    (`another_way_exists`), or the controller proposes nothing."""
     context = runtime.context
     done: dict[str, Any] = {"replanned": 0}
     failed = unfinished(state)
     left = calls_left(context.limits, state.get("llm_usage"))
     if not context.planning.replan or out_of_time(state.get("deadline"), context.limits) or left in (0, 1):
         return done  # the last call left is the answer's
+    if not another_way_exists(failed, context.tasks):
+        return done
     meter = LLMMeter.for_run(context.limits, state.get("llm_usage"))
     with meter:
         try:

@@ -95,6 +95,24 @@ def unrunnable(failed: list[TaskResult]) -> set[str]:
     return {result.task for result in failed if result.status == "failed" and result.started_at is None}
 
 
+def another_way_exists(failed: list[TaskResult], tasks: Mapping[str, TaskSpec]) -> bool:
+    """Whether a replacement could do what failed: some task failed after its model started (the same type may
+    work on another input), or for one that had no model here, another task type offered makes the same kind of
+    output from kinds of input it had (`image-to-text` for `visual-question-answering`). Nothing draws a picture from
+    words but `text-to-image`: with no model for it, asking the controller costs a call for nothing, and the 1.5B,
+    asked, proposed a question about a file nobody had named."""
+    offered = [spec for name, spec in tasks.items() if name not in unrunnable(failed)]
+    for result in failed:
+        spec = tasks.get(result.task)
+        if result.status != "failed" or spec is None:
+            continue  # skipped tasks wait on a failed one: what that one needs decides
+        if result.started_at is not None:
+            return True
+        if any(other.output == spec.output and set(other.inputs) <= set(spec.inputs) for other in offered):
+            return True
+    return False
+
+
 def repeats(items: list[Any], plan: list[Task]) -> list[Any]:
     """The replacement without tasks the plan holds already (the same type on the same inputs): one that failed
     would fail again, and one that finished has its result, which is reused, not run again."""

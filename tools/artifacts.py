@@ -175,6 +175,10 @@ def resolve_input_file(value: str, workspace: Path, thread: Path | None = None) 
         raise
 
 
+_TURN = re.compile(r"turn-[0-9]+")
+"""A turn's folder in its thread's (`turn_folder`)."""
+
+
 def _thread_output(value: str, thread: Path) -> Path | None:
     """The file `value` names among the outputs of the thread's turns (`turn-N/<file>`), or None."""
     root = thread.resolve()
@@ -210,9 +214,6 @@ def run_folder(artifacts_dir: Path, thread_id: str) -> Path:
     digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     readable = re.sub(r"[^A-Za-z0-9_-]+", "-", thread_id).strip("-")[:40]
     return artifacts_dir / f"{readable}-{digest}".lstrip("-")
-
-
-_TURN = re.compile(r"turn-[0-9]+")
 
 
 def turn_folder(artifacts_dir: Path, thread_id: str, turn: int) -> Path:

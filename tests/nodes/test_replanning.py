@@ -14,10 +14,11 @@ from conftest import echo
 from hugginggraph.console import RunPrinter
 from hugginggraph.context_assembly import default_catalog, default_runners
 from hugginggraph.graph.context import HuggingGraphContext, PlanningAids
-from hugginggraph.graph.state import Task
+from hugginggraph.graph.state import Task, TaskResult
 from hugginggraph.planning.planner import Planner
-from hugginggraph.planning.replacement import renumbered, repeats, unrunnable
+from hugginggraph.planning.replacement import another_way_exists, renumbered, repeats, unrunnable
 from hugginggraph.testing import ScriptedChatModel
+from hugginggraph.tools.tasks import TASKS
 
 FIRST = [
     {"task": "text-classification", "id": 0, "dep": [-1], "args": {"text": "what a fine day"}},
@@ -117,6 +118,26 @@ async def test_a_task_with_no_model_here_cannot_be_proposed_again(make_context, 
     assert "image-to-text" in again and "image-classification" in again
     assert state["results"][0].status == "failed" and state["results"][1].status == "ok"
     assert unrunnable([state["results"][0]]) == {"object-detection"}
+
+
+async def test_no_call_is_made_when_no_task_type_offered_could_do_the_failed_part(make_context, run_graph):
+    """Nothing but text-to-image draws from words: with no model for it here, there is nothing to ask for."""
+    draw = [{"task": "text-to-image", "id": 0, "dep": [-1], "args": {"text": "a red apple"}}]
+    llm = ScriptedChatModel(plan=draw)
+    context = make_context(draw, MODELS, llm=llm)
+    state = await run_graph(replace(context, planning=replace(context.planning, replan=True)))
+    assert state["results"][0].status == "failed" and state["replanned"] == 0
+    assert llm.calls.count("plan") == 1
+
+
+def test_another_way_exists_for_a_failed_model_or_a_type_another_can_stand_for():
+    def failed(task: str, started: bool) -> TaskResult:
+        return TaskResult(task_id=0, task=task, status="failed", started_at=1.0 if started else None)
+
+    assert not another_way_exists([failed("text-to-image", started=False)], TASKS)
+    assert not another_way_exists([failed("text-to-speech", started=False)], TASKS)
+    assert another_way_exists([failed("text-to-image", started=True)], TASKS)  # another input may work
+    assert another_way_exists([failed("visual-question-answering", started=False)], TASKS)  # image-to-text
 
 
 def test_a_task_of_the_plan_proposed_again_as_it_was_is_dropped():

@@ -17,11 +17,12 @@ def test_a_result_no_task_of_the_plan_makes_is_the_file_the_last_turn_made(tmp_p
     assert fitted == [asr(0, "turn-1/task-0-text-to-speech.wav"), plan[1]]  # text references stay the plan's own
 
 
-def test_a_reference_to_an_earlier_task_of_the_plan_stays(tmp_path: Path):
+def test_a_reference_to_another_task_of_the_plan_stays_even_one_written_later(tmp_path: Path):
     (tmp_path / "turn-1").mkdir()
     (tmp_path / "turn-1" / "task-0-text-to-speech.wav").write_bytes(b"RIFF")
-    plan = [{"task": "text-to-speech", "id": 0, "args": {"text": "hi"}}, asr(1, "<GENERATED>-0")]
-    assert put_earlier_outputs(plan, tmp_path, 1) == plan
+    speak = {"task": "text-to-speech", "id": 0, "args": {"text": "hi"}}
+    assert put_earlier_outputs([speak, asr(1, "<GENERATED>-0")], tmp_path, 1) == [speak, asr(1, "<GENERATED>-0")]
+    assert put_earlier_outputs([asr(1, "<GENERATED>-0"), speak], tmp_path, 1) == [asr(1, "<GENERATED>-0"), speak]
 
 
 def test_with_no_file_or_several_of_the_kind_the_plan_stays(tmp_path: Path):
