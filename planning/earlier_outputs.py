@@ -10,19 +10,18 @@ made exactly one file of the kind the argument reads, that file is what was mean
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from hugginggraph.planning.references import REFERENCE
-from hugginggraph.tools.tasks import EXTENSIONS_OF, MEDIA_MODALITIES, Modality
+from hugginggraph.tools.tasks import FILE_NAME_OF, MEDIA_MODALITIES
 
 
 def put_earlier_outputs(items: list[Any], thread: Path, last_turn: int) -> list[Any]:
     """The plan with each media argument that references no other task of the plan (its own id, or an id no task
     has) set to the one file of its kind that turn `last_turn` of the thread made, where there is exactly one. A
     reference to a task written later stays: validation puts dependencies first."""
-    made: dict[str, str] = {kind: only for kind in MEDIA_MODALITIES if (only := _only_file(thread, last_turn, kind))}
+    made = _only_files(thread / f"turn-{last_turn}")
     if not made:
         return items
     ids = {item["id"] for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)}
@@ -43,12 +42,12 @@ def _fitted(key: str, value: Any, others: set[int], made: dict[str, str]) -> Any
     return value
 
 
-def _only_file(thread: Path, turn: int, kind: Modality) -> str | None:
-    """`turn-N/<name>` of the one file of `kind` the turn made, or None."""
-    ending = re.compile(rf"\.(?:{'|'.join(EXTENSIONS_OF[kind])})", re.IGNORECASE)
-    folder = thread / f"turn-{turn}"
+def _only_files(turn: Path) -> dict[str, str]:
+    """Per media kind, `turn-N/<name>` of the one file of that kind the turn's folder holds, for the kinds it holds
+    exactly one of."""
     try:
-        files = [path.name for path in folder.iterdir() if path.is_file() and ending.fullmatch(path.suffix)]
+        names = [path.name for path in turn.iterdir() if path.is_file()]
     except OSError:  # no such turn, or no folder: it made nothing
-        return None
-    return f"{folder.name}/{files[0]}" if len(files) == 1 else None
+        return {}
+    of_kind = {kind: [name for name in names if FILE_NAME_OF[kind].fullmatch(name)] for kind in MEDIA_MODALITIES}
+    return {kind: f"{turn.name}/{found[0]}" for kind, found in of_kind.items() if len(found) == 1}
